@@ -1,0 +1,33 @@
+import { fileURLToPath } from "node:url";
+import { runner } from "node-pg-migrate";
+
+/** The folder of SQL migrations, resolved from this file so it works from any working directory. */
+export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.url));
+
+export interface MigrateOptions {
+  /** A connection string for a user that owns the schema (not a service role). */
+  databaseUrl: string;
+  /** Receives one line per migration applied; silent by default. */
+  log?: (line: string) => void;
+}
+
+/**
+ * Applies every pending migration, in order, each in its own transaction. node-pg-migrate takes an
+ * advisory lock, so concurrent starts (several pods, a Job and a developer) apply each migration once.
+ * Returns the names of the migrations applied.
+ */
+export async function migrate(options: MigrateOptions): Promise<string[]> {
+  const log = options.log ?? (() => {});
+  const applied = await runner({
+    databaseUrl: options.databaseUrl,
+    dir: migrationsDir,
+    direction: "up",
+    migrationsTable: "pgmigrations",
+    checkOrder: true,
+    verbose: false,
+    log: () => {},
+    logger: { debug: () => {}, info: () => {}, warn: log, error: log },
+  });
+  for (const migration of applied) log(`applied ${migration.name}`);
+  return applied.map((migration) => migration.name);
+}

@@ -1,0 +1,19 @@
+/**
+ * The database roles of subdata's services. Each service connects as its own role with only the
+ * privileges it needs; the migrations create the roles (when missing) and grant them.
+ */
+export const serviceRoles = {
+  query: "subdata_query",
+  auth: "subdata_auth",
+  webhook: "subdata_webhook",
+} as const;
+
+export type ServiceName = keyof typeof serviceRoles;
+
+/** The connection string for `role`, taken from an admin connection string (same host and database). */
+export function roleDatabaseUrl(adminUrl: string, role: string, password?: string): string {
+  const url = new URL(adminUrl);
+  url.username = role;
+  url.password = password ?? "";
+  return url.toString();
+}

@@ -1,0 +1,124 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Health } from "@subdata/proto/grpc/health/v1/health_pb";
+import type { Logger } from "./logger.ts";
+import { createHealthService, type HealthState } from "./health.ts";
+import { requireServiceCredential } from "./service-credential.ts";
+
+export interface ConnectServerOptions {
+  /** Registers the service implementations (the service's routes.ts). */
+  routes: (router: ConnectRouter) => void;
+  /** Fully-qualified names of the services registered, for the health service. */
+  serviceNames: readonly string[];
+  serviceToken: string;
+  logger: Logger;
+  health: HealthState;
+}
+
+/** HTTP/2 settings for internal hops: the default 64 KB window throttles page-sized responses. */
+export const http2Settings: http2.Settings = { initialWindowSize: 4 * 1024 * 1024 };
+
+const PG_QUERY_CANCELED = "57014";
+
+/**
+ * Turns anything that is not a deliberate ConnectError into one without leaking internals: statement
+ * timeouts become DEADLINE_EXCEEDED, lost database connections UNAVAILABLE, the rest INTERNAL. The
+ * original is logged with its stack.
+ */
+function normaliseErrors(logger: Logger): Interceptor {
+  return (next) => async (request) => {
+    try {
+      return await next(request);
+    } catch (error) {
+      if (error instanceof ConnectError) throw error;
+      const pgCode = (error as { code?: unknown }).code;
+      if (pgCode === PG_QUERY_CANCELED) {
+        throw new ConnectError("the query took too long", Code.DeadlineExceeded);
+      }
+      if (isConnectionError(error)) {
+        logger.warn({ err: error, method: request.method.name }, "database unavailable");
+        throw new ConnectError("a dependency is unavailable", Code.Unavailable);
+      }
+      logger.error({ err: error, method: request.method.name }, "unexpected error");
+      throw new ConnectError("internal error", Code.Internal);
+    }
+  };
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== "string") {
+    return error instanceof Error && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(error.message);
+  }
+  return code.startsWith("08") || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET";
+}
+
+function logCalls(logger: Logger): Interceptor {
+  return (next) => async (request) => {
+    const started = performance.now();
+    try {
+      const response = await next(request);
+      logger.debug({ rpc: `${request.service.typeName}/${request.method.name}`, ms: performance.now() - started }, "rpc ok");
+      return response;
+    } catch (error) {
+      const code = error instanceof ConnectError ? Code[error.code] : "Unknown";
+      logger.info({ rpc: `${request.service.typeName}/${request.method.name}`, code, ms: performance.now() - started }, "rpc failed");
+      throw error;
+    }
+  };
+}
+
+/** An internal server: not listening until listen(); close() drains it. */
+export interface ConnectServer {
+  readonly server: http2.Http2Server;
+  /** Listens and resolves with the bound address (port 0 picks a free port, for tests). */
+  listen(host: string, port: number): Promise<AddressInfo>;
+  /**
+   * Stops accepting, sends GOAWAY to every open session so clients move on, and resolves once
+   * in-flight streams have finished.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * An h2c server speaking Connect, gRPC and gRPC-Web for the given routes plus grpc.health.v1.
+ * Responses are never compressed: internal hops are cheap to send and compression cost ~30 % CPU.
+ */
+export function createConnectServer(options: ConnectServerOptions): ConnectServer {
+  const handler = connectNodeAdapter({
+    routes: (router) => {
+      router.service(Health, createHealthService(options.health, options.serviceNames));
+      options.routes(router);
+    },
+    interceptors: [logCalls(options.logger), requireServiceCredential(options.serviceToken), normaliseErrors(options.logger)],
+    acceptCompression: [],
+    readMaxBytes: 1024 * 1024,
+  });
+  const server = http2.createServer({ settings: http2Settings }, handler);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  return {
+    server,
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        for (const session of sessions) session.close();
+      });
+    },
+  };
+}

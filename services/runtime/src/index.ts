@@ -1,0 +1,18 @@
+export { ConfigError, env, loadConfig } from "./config.ts";
+export { createConnectServer, http2Settings, type ConnectServer, type ConnectServerOptions } from "./connect-server.ts";
+export { errorDetailOf, errorWithReason, ErrorReason, invalidArgument, invalidPageToken, notFound, unavailable } from "./errors.ts";
+export { createHealthService, createHealthState, type HealthState } from "./health.ts";
+export { createLogger, redactedPaths, type Logger } from "./logger.ts";
+export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";
+export { createPool, type Pool, type PoolClient, type PoolOptions } from "./pg.ts";
+export { requireServiceCredential, sendServiceCredential } from "./service-credential.ts";
+export { handleShutdown, type ShutdownOptions } from "./shutdown.ts";
+export {
+  dateToTimestamp,
+  pgTimestampToProto,
+  pgTimestampToProtoOrUndefined,
+  timestampToDate,
+  timestampToPgText,
+  timestampToRfc3339Millis,
+} from "./time.ts";
+export { createServiceTransport, type ServiceTransport, type ServiceTransportOptions } from "./transport.ts";

@@ -1,0 +1,62 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+describe("the schema", () => {
+  const admin = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
+  const asQueryRole = new pg.Client({ connectionString: inject("roleDatabaseUrls").query });
+  let subscriptionId = "";
+
+  beforeAll(async () => {
+    await admin.connect();
+    await asQueryRole.connect();
+    const merchant = await admin.query("INSERT INTO merchants (name) VALUES ('schema test') RETURNING id");
+    const merchantId = merchant.rows[0].id;
+    const customer = await admin.query(
+      "INSERT INTO customers (merchant_id, email, name) VALUES ($1, 'a@example.com', 'A') RETURNING id",
+      [merchantId],
+    );
+    const plan = await admin.query(
+      "INSERT INTO plans (merchant_id, name, interval, interval_count, price_minor, currency) VALUES ($1, 'Box', 'MONTH', 1, 1999, 'USD') RETURNING id",
+      [merchantId],
+    );
+    const subscription = await admin.query(
+      `INSERT INTO subscriptions (merchant_id, customer_id, plan_id, status, price_minor, currency, current_period_start, current_period_end, version)
+       VALUES ($1, $2, $3, 'ACTIVE', 1999, 'USD', now(), now() + interval '1 month', 42) RETURNING id, version`,
+      [merchantId, customer.rows[0].id, plan.rows[0].id],
+    );
+    subscriptionId = subscription.rows[0].id;
+    expect(subscription.rows[0].version).toBe("1");
+  });
+
+  afterAll(async () => {
+    await asQueryRole.end();
+    await admin.end();
+  });
+
+  it("bumps version by exactly one on every real change, whatever the writer sets", async () => {
+    const changed = await admin.query("UPDATE subscriptions SET status = 'PAUSED', version = 99 WHERE id = $1 RETURNING version", [subscriptionId]);
+    expect(changed.rows[0].version).toBe("2");
+    const again = await admin.query("UPDATE subscriptions SET status = 'ACTIVE' WHERE id = $1 RETURNING version", [subscriptionId]);
+    expect(again.rows[0].version).toBe("3");
+  });
+
+  it("leaves version alone on an UPDATE that changes nothing", async () => {
+    const before = await admin.query("SELECT version FROM subscriptions WHERE id = $1", [subscriptionId]);
+    const noop = await admin.query("UPDATE subscriptions SET status = status WHERE id = $1 RETURNING version", [subscriptionId]);
+    expect(noop.rows[0].version).toBe(before.rows[0].version);
+  });
+
+  it("lets the query role read", async () => {
+    const result = await asQueryRole.query("SELECT id FROM subscriptions WHERE id = $1", [subscriptionId]);
+    expect(result.rowCount).toBe(1);
+  });
+
+  it.each([
+    ["INSERT", "INSERT INTO merchants (name) VALUES ('intruder')"],
+    ["UPDATE", "UPDATE subscriptions SET quantity = 2"],
+    ["DELETE", "DELETE FROM charges"],
+    ["TRUNCATE", "TRUNCATE orders"],
+  ])("refuses %s to the query role", async (_verb, sql) => {
+    await expect(asQueryRole.query(sql)).rejects.toThrow(/permission denied|read-only transaction/);
+  });
+});
