@@ -1,0 +1,23 @@
+import type { Command } from "commander";
+
+/**
+ * What every command module receives. Commands print with `output`, which honours --json: a command
+ * hands it both a machine-readable value and the human text.
+ */
+export interface CliContext {
+  /** Reads a setting from the environment, falling back to .subdata/dev.env written by npm start. */
+  setting(name: string): string | undefined;
+  /** Like setting(), but exits with a clear message naming the variable when it is missing. */
+  requireSetting(name: string): string;
+  output: CliOutput;
+}
+
+export interface CliOutput {
+  /** Prints `json` (as one JSON document) when --json was given, `text` otherwise. */
+  result(json: unknown, text: string): void;
+  /** Progress and notes for humans, on stderr; silent with --json. */
+  info(text: string): void;
+}
+
+/** A command module adds its commands to the program. */
+export type RegisterCommands = (program: Command, context: CliContext) => void;
