@@ -16,3 +16,15 @@ export {
   timestampToRfc3339Millis,
 } from "./time.ts";
 export { createServiceTransport, type ServiceTransport, type ServiceTransportOptions } from "./transport.ts";
+export { formatMinorUnits, minorUnitDigits, renderMoney, type PublicMoney } from "./money.ts";
+export {
+  previousAttributes,
+  renderCharge,
+  renderOrder,
+  renderSubscription,
+  subscriptionStatusName,
+  type PublicCharge,
+  type PublicLineItem,
+  type PublicOrder,
+  type PublicSubscription,
+} from "./public-objects.ts";

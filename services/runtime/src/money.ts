@@ -1,0 +1,36 @@
+import currencyCodes from "currency-codes";
+import type { Money } from "@subdata/proto/subdata/common/v1/money_pb";
+
+/** Money as the public API and webhooks carry it: a decimal string with the currency's ISO 4217 digits. */
+export interface PublicMoney {
+  amount: string;
+  currency: string;
+}
+
+/**
+ * The number of minor-unit digits of an ISO 4217 currency ("JPY" → 0, "USD" → 2, "KWD" → 3), from the
+ * currency-codes package (ISO's own list), not a hand-typed table. Throws for a code ISO does not know:
+ * emitting an amount with guessed digits would misstate money.
+ */
+export function minorUnitDigits(currencyCode: string): number {
+  const record = currencyCodes.code(currencyCode);
+  if (!record) throw new Error(`unknown ISO 4217 currency ${JSON.stringify(currencyCode)}`);
+  return record.digits;
+}
+
+/** Integer minor units → exact decimal string ("1999" USD → "19.99", "1500" JPY → "1500", "1250" KWD → "1.250"). */
+export function formatMinorUnits(amountMinor: bigint, currencyCode: string): string {
+  const digits = minorUnitDigits(currencyCode);
+  const negative = amountMinor < 0n;
+  const magnitude = (negative ? -amountMinor : amountMinor).toString();
+  if (digits === 0) return negative ? `-${magnitude}` : magnitude;
+  const padded = magnitude.padStart(digits + 1, "0");
+  const text = `${padded.slice(0, -digits)}.${padded.slice(-digits)}`;
+  return negative ? `-${text}` : text;
+}
+
+/** A Money message as public JSON. A Money without a currency is a bug upstream, never rendered bare. */
+export function renderMoney(money: Money | undefined): PublicMoney {
+  if (!money || !money.currencyCode) throw new Error("money without a currency");
+  return { amount: formatMinorUnits(money.amountMinor, money.currencyCode), currency: money.currencyCode };
+}

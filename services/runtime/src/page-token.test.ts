@@ -1,0 +1,46 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { errorDetailOf, ErrorReason } from "./errors.ts";
+import { createPageTokenCodec, type PageTokenBinding } from "./page-token.ts";
+
+const codec = createPageTokenCodec("x".repeat(32));
+const binding: PageTokenBinding = { method: "svc/List", merchantId: "mer_a", filter: { status: "ACTIVE" } };
+const position = ["2026-11-22 00:11:51.123456+00", "sub_1"];
+
+function expectInvalid(run: () => unknown) {
+  try {
+    run();
+    expect.fail("expected the token to be refused");
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(Code.InvalidArgument);
+    expect(errorDetailOf(error as ConnectError)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
+  }
+}
+
+describe("page tokens", () => {
+  it("round-trips the exact keyset position", () => {
+    expect(codec.decode(codec.encode(binding, position), binding)).toEqual(position);
+  });
+
+  it("refuses a token used with another filter, merchant or method", () => {
+    const token = codec.encode(binding, position);
+    expectInvalid(() => codec.decode(token, { ...binding, filter: { status: "PAUSED" } }));
+    expectInvalid(() => codec.decode(token, { ...binding, merchantId: "mer_b" }));
+    expectInvalid(() => codec.decode(token, { ...binding, method: "svc/Other" }));
+  });
+
+  it("refuses a tampered token", () => {
+    const token = codec.encode(binding, position);
+    const forged = Buffer.from(JSON.stringify(["1970-01-01 00:00:00+00", "sub_0"])).toString("base64url");
+    expectInvalid(() => codec.decode(`${forged}${token.slice(token.indexOf("."))}`, binding));
+    expectInvalid(() => codec.decode(`${token}x`, binding));
+    expectInvalid(() => codec.decode("garbage", binding));
+    expectInvalid(() => codec.decode("", binding));
+  });
+
+  it("refuses a token signed with another secret", () => {
+    const other = createPageTokenCodec("y".repeat(32));
+    expectInvalid(() => codec.decode(other.encode(binding, position), binding));
+  });
+});
