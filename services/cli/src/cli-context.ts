@@ -17,6 +17,13 @@ export interface CliOutput {
   result(json: unknown, text: string): void;
   /** Progress and notes for humans, on stderr; silent with --json. */
   info(text: string): void;
+  /** A progress bar on stderr, shown only when stderr is a terminal and --json was not given. */
+  progress(total: number, label?: string): Progress;
+}
+
+export interface Progress {
+  update(done: number): void;
+  stop(): void;
 }
 
 /** A command module adds its commands to the program. */

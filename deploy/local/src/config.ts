@@ -1,0 +1,49 @@
+import { isAbsolute, resolve } from "node:path";
+import { env, loadConfig } from "@subdata/runtime";
+
+/**
+ * The launcher's environment. Everything has a local default: `npm start` must work on a fresh
+ * machine with no variables at all. Secrets are not configured here; dev-secrets.ts invents them.
+ */
+export const localConfigShape = {
+  /** Use this Postgres (a superuser/owner connection) instead of the embedded one. */
+  DATABASE_URL: env.databaseUrl().optional(),
+  NATS_URL: env.url().default("nats://127.0.0.1:4222"),
+  /** Where the embedded Postgres, NATS data, dev.env and first-run markers live. */
+  SUBDATA_DATA_DIR: env.host(".subdata"), // env.host is "a non-empty string with a default"
+  EMBEDDED_POSTGRES_PORT: env.port(54329),
+  GATEWAY_PORT: env.port(8080),
+  QUERY_PORT: env.port(8091),
+  AUTH_PORT: env.port(8092),
+  WEBHOOK_PORT: env.port(8093),
+  /** The outbox relay serves no RPC, only HTTP /healthz and /readyz. */
+  RELAY_HEALTH_PORT: env.port(8094),
+  LOG_LEVEL: env.logLevel(),
+};
+
+export interface LocalConfig {
+  databaseUrl: string | undefined;
+  natsUrl: string;
+  /** Absolute. */
+  dataDir: string;
+  embeddedPostgresPort: number;
+  ports: { gateway: number; query: number; auth: number; webhook: number; relayHealth: number };
+  logLevel: string;
+  /** The repository root: entry files and the default data dir are resolved from it. */
+  repoRoot: string;
+}
+
+/** A relative SUBDATA_DATA_DIR is taken from the repository root, so any working directory works. */
+export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string): LocalConfig {
+  const config = loadConfig(localConfigShape, environment);
+  const dataDir = isAbsolute(config.SUBDATA_DATA_DIR) ? config.SUBDATA_DATA_DIR : resolve(repoRoot, config.SUBDATA_DATA_DIR);
+  return {
+    databaseUrl: config.DATABASE_URL,
+    natsUrl: config.NATS_URL,
+    dataDir,
+    embeddedPostgresPort: config.EMBEDDED_POSTGRES_PORT,
+    ports: { gateway: config.GATEWAY_PORT, query: config.QUERY_PORT, auth: config.AUTH_PORT, webhook: config.WEBHOOK_PORT, relayHealth: config.RELAY_HEALTH_PORT },
+    logLevel: config.LOG_LEVEL,
+    repoRoot,
+  };
+}

@@ -1,0 +1,63 @@
+import { randomBytes } from "node:crypto";
+import { readDevEnvFile, writeDevEnvFile } from "./dev-env-file.ts";
+
+/**
+ * The secrets of the local stack. Only deploy/local invents secrets: production config has no
+ * defaults. They are generated once and kept in .subdata/dev.env, so restarts keep page tokens,
+ * webhook secrets at rest and database passwords valid.
+ */
+export interface DevSecrets {
+  SUBDATA_SERVICE_TOKEN: string;
+  SUBDATA_PAGE_TOKEN_SECRET: string;
+  /** base64 of 32 random bytes: the key that encrypts webhook signing secrets at rest. */
+  SUBDATA_WEBHOOK_SECRET_KEY: string;
+  /** The embedded Postgres superuser's password (unused with DATABASE_URL). */
+  SUBDATA_POSTGRES_PASSWORD: string;
+  SUBDATA_QUERY_DB_PASSWORD: string;
+  SUBDATA_AUTH_DB_PASSWORD: string;
+  SUBDATA_WEBHOOK_DB_PASSWORD: string;
+}
+
+const generators: { [K in keyof DevSecrets]: () => string } = {
+  SUBDATA_SERVICE_TOKEN: () => randomBytes(32).toString("base64url"),
+  SUBDATA_PAGE_TOKEN_SECRET: () => randomBytes(32).toString("base64url"),
+  SUBDATA_WEBHOOK_SECRET_KEY: () => randomBytes(32).toString("base64"),
+  // Hex keeps passwords safe inside connection strings without escaping.
+  SUBDATA_POSTGRES_PASSWORD: () => randomBytes(18).toString("hex"),
+  SUBDATA_QUERY_DB_PASSWORD: () => randomBytes(18).toString("hex"),
+  SUBDATA_AUTH_DB_PASSWORD: () => randomBytes(18).toString("hex"),
+  SUBDATA_WEBHOOK_DB_PASSWORD: () => randomBytes(18).toString("hex"),
+};
+
+export const devSecretNames = Object.keys(generators) as Array<keyof DevSecrets>;
+
+/**
+ * Reuses each secret found in the dev.env file at `path` and generates the missing ones. Returns
+ * them with `created` naming what was new; the caller persists them (writeDevEnv).
+ */
+export function loadDevSecrets(path: string): { secrets: DevSecrets; created: Array<keyof DevSecrets> } {
+  const existing = readDevEnvFile(path);
+  const created: Array<keyof DevSecrets> = [];
+  const secrets = {} as DevSecrets;
+  for (const name of devSecretNames) {
+    const value = existing[name];
+    if (value) {
+      secrets[name] = value;
+    } else {
+      secrets[name] = generators[name]();
+      created.push(name);
+    }
+  }
+  return { secrets, created };
+}
+
+/**
+ * Persists the secrets plus where the running stack listens (DATABASE_URL is the admin connection),
+ * so `npx subdata …` works against it with no environment set.
+ */
+export function saveDevEnv(path: string, secrets: DevSecrets, endpoints: Record<string, string>): void {
+  writeDevEnvFile(path, { ...secrets, ...endpoints }, [
+    "Written by `npm start` (deploy/local). Local development only: random secrets, generated once.",
+    "The CLI reads this file when a variable is not in the environment. Delete the folder to reset.",
+  ]);
+}

@@ -1,0 +1,97 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { connect } from "node:net";
+import { delimiter, join } from "node:path";
+import { spawnManaged, type ManagedProcess } from "./managed-process.ts";
+
+/** True when a NATS server answers at `url`: it greets every TCP client with an `INFO {…}` line. */
+export function natsAnswers(url: string, timeoutMs = 2_000): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname.replace(/^\[|\]$/g, ""), port: Number(port || 4222) });
+    let received = "";
+    const finish = (answer: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on("data", (chunk) => {
+      received += chunk.toString("latin1");
+      if (received.length >= 5) finish(received.startsWith("INFO "));
+    });
+    socket.on("error", () => finish(false));
+    socket.on("close", () => finish(false));
+  });
+}
+
+/** nats-server on PATH, else in the sbin folders distribution packages use (often not on a user's PATH). */
+export function findNatsServer(path = process.env.PATH ?? ""): string | undefined {
+  const folders = [...path.split(delimiter).filter(Boolean), "/usr/sbin", "/usr/local/sbin", "/usr/local/bin", "/usr/bin"];
+  return folders.map((folder) => join(folder, "nats-server")).find((candidate) => existsSync(candidate));
+}
+
+export type NatsSetup =
+  | { kind: "external"; url: string }
+  | { kind: "started"; url: string; process: ManagedProcess; stop(): Promise<void> }
+  | { kind: "missing"; url: string; reason: string };
+
+export interface EnsureNatsOptions {
+  url: string;
+  /** JetStream storage: `<dataDir>/nats`. */
+  dataDir: string;
+  onLog(line: string): void;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/**
+ * Uses the NATS at `url` when one answers; otherwise, for a loopback URL, starts a `nats-server`
+ * with JetStream on that port. When neither works, reports why (the caller runs what it can).
+ */
+export async function ensureNats(options: EnsureNatsOptions): Promise<NatsSetup> {
+  if (await natsAnswers(options.url)) return { kind: "external", url: options.url };
+  const { hostname, port } = new URL(options.url);
+  if (!LOOPBACK.has(hostname)) {
+    return { kind: "missing", url: options.url, reason: `no NATS answers at ${options.url} (not a local address, so none is started)` };
+  }
+  const binary = findNatsServer();
+  if (!binary) return { kind: "missing", url: options.url, reason: `no NATS answers at ${options.url} and no nats-server is installed` };
+
+  const storeDir = join(options.dataDir, "nats");
+  mkdirSync(storeDir, { recursive: true });
+  const host = hostname.replace(/^\[|\]$/g, "");
+  const recent: string[] = [];
+  const server = spawnManaged({
+    name: "nats",
+    command: binary,
+    args: ["-a", host, "-p", port || "4222", "-js", "-sd", storeDir],
+    onLine(line) {
+      recent.push(line);
+      if (recent.length > 20) recent.shift();
+      if (/\[(ERR|FTL|WRN)\]/.test(line)) options.onLog(line);
+    },
+  });
+  const deadline = Date.now() + 15_000;
+  while (!(await natsAnswers(options.url, 500))) {
+    if (!server.running || Date.now() > deadline) {
+      await server.stop(5_000);
+      return { kind: "missing", url: options.url, reason: `nats-server (${binary}) did not start:\n${recent.join("\n")}` };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    kind: "started",
+    url: options.url,
+    process: server,
+    async stop() {
+      await server.stop(10_000);
+    },
+  };
+}
+
+export const natsHelp = [
+  "NATS JetStream is needed for events and webhooks; the webhook service and the outbox relay are skipped.",
+  "  Get it: apt-get install nats-server (Debian/Ubuntu), brew install nats-server (macOS),",
+  "  or a binary from https://github.com/nats-io/nats-server/releases onto your PATH;",
+  "  or run one: docker run -p 4222:4222 nats:2.9 -js; or point NATS_URL at one.",
+];

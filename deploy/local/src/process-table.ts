@@ -1,0 +1,124 @@
+import type { LocalConfig } from "./config.ts";
+import type { RoleDatabaseUrls } from "./database.ts";
+import type { DevSecrets } from "./dev-secrets.ts";
+
+/** How the launcher knows a process is ready to serve. */
+export type Readiness = { kind: "grpc-health" } | { kind: "http"; path: string } | { kind: "none" };
+
+export interface ProcessSpec {
+  name: string;
+  /** Relative to the repository root. */
+  entry: string;
+  /** Where it listens; the readiness check asks there. */
+  port?: number;
+  readiness: Readiness;
+  /** Skipped when no NATS is available. */
+  needsNats: boolean;
+  /** Only the variables the launcher sets; the parent's environment is merged in at spawn time. */
+  env: Record<string, string>;
+}
+
+export interface StackUrls {
+  queryUrl: string;
+  authUrl: string;
+  webhookUrl: string;
+  gatewayUrl: string;
+}
+
+const HOST = "127.0.0.1";
+
+export function stackUrls(config: LocalConfig): StackUrls {
+  return {
+    queryUrl: `http://${HOST}:${config.ports.query}`,
+    authUrl: `http://${HOST}:${config.ports.auth}`,
+    webhookUrl: `http://${HOST}:${config.ports.webhook}`,
+    gatewayUrl: `http://${HOST}:${config.ports.gateway}`,
+  };
+}
+
+export interface ProcessTableInput {
+  config: LocalConfig;
+  secrets: DevSecrets;
+  roleUrls: RoleDatabaseUrls;
+  natsUrl: string;
+}
+
+/**
+ * Every process of the stack, in start order. Each service gets its own role's connection string and
+ * only the secrets it uses; nothing gets the admin connection.
+ */
+export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
+  const { config, secrets, roleUrls, natsUrl } = input;
+  const urls = stackUrls(config);
+  const common = (port: number | undefined): Record<string, string> => ({
+    HOST,
+    ...(port === undefined ? {} : { PORT: String(port) }),
+    LOG_LEVEL: config.logLevel,
+    SUBDATA_SERVICE_TOKEN: secrets.SUBDATA_SERVICE_TOKEN,
+    SUBDATA_PAGE_TOKEN_SECRET: secrets.SUBDATA_PAGE_TOKEN_SECRET,
+    NATS_URL: natsUrl,
+    SUBDATA_QUERY_URL: urls.queryUrl,
+    SUBDATA_AUTH_URL: urls.authUrl,
+    SUBDATA_WEBHOOK_URL: urls.webhookUrl,
+  });
+  const webhookOnly = {
+    SUBDATA_WEBHOOK_SECRET_KEY: secrets.SUBDATA_WEBHOOK_SECRET_KEY,
+    // Local receivers (localhost, a LAN box) are the point of a dev stack.
+    SUBDATA_WEBHOOK_ALLOW_PRIVATE: "true",
+  };
+  return [
+    {
+      name: "query",
+      entry: "services/query/src/main.ts",
+      port: config.ports.query,
+      readiness: { kind: "grpc-health" },
+      needsNats: false,
+      env: { ...common(config.ports.query), DATABASE_URL: roleUrls.query },
+    },
+    {
+      name: "auth",
+      entry: "services/auth/src/main.ts",
+      port: config.ports.auth,
+      readiness: { kind: "grpc-health" },
+      needsNats: false,
+      env: { ...common(config.ports.auth), DATABASE_URL: roleUrls.auth },
+    },
+    {
+      name: "webhook",
+      entry: "services/webhook/src/main.ts",
+      port: config.ports.webhook,
+      readiness: { kind: "grpc-health" },
+      needsNats: true,
+      env: { ...common(config.ports.webhook), DATABASE_URL: roleUrls.webhook, ...webhookOnly },
+    },
+    {
+      name: "relay",
+      entry: "services/webhook/src/relay-main.ts",
+      port: config.ports.relayHealth,
+      // Ready once a round reached both Postgres and NATS.
+      readiness: { kind: "http", path: "/readyz" },
+      needsNats: true,
+      env: {
+        ...common(undefined),
+        SUBDATA_RELAY_HEALTH_PORT: String(config.ports.relayHealth),
+        DATABASE_URL: roleUrls.webhook,
+        ...webhookOnly,
+      },
+    },
+    {
+      name: "gateway",
+      entry: "gateway/src/main.ts",
+      port: config.ports.gateway,
+      // Any answer below 500 on a public, unauthenticated route: the edge is up and routing.
+      readiness: { kind: "http", path: "/api/v1/openapi.json" },
+      needsNats: false,
+      env: common(config.ports.gateway),
+    },
+  ];
+}
+
+/** The parent's environment minus what would leak the admin connection or clash, plus `spec.env`. */
+export function childEnvironment(parent: NodeJS.ProcessEnv, spec: ProcessSpec): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _admin, PORT: _port, HOST: _host, ...rest } = parent;
+  return { ...rest, ...spec.env };
+}

@@ -1,0 +1,51 @@
+import { env, loadConfig } from "@subdata/runtime";
+import { z } from "zod";
+
+/**
+ * Fastify's trustProxy: "false" (default: the socket address is the client), "true" (trust every hop:
+ * only behind a proxy that overwrites X-Forwarded-For), a hop count ("1"), or a comma-separated list
+ * of proxy addresses/CIDRs ("10.0.0.0/8,127.0.0.1").
+ */
+const trustProxy = () =>
+  z
+    .string()
+    .default("false")
+    .transform((value, context): boolean | number | string[] => {
+      const text = value.trim();
+      if (text === "false" || text === "") return false;
+      if (text === "true") return true;
+      if (/^\d+$/.test(text)) return Number(text);
+      const list = text.split(",").map((part) => part.trim()).filter(Boolean);
+      if (list.every((part) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(part))) return list;
+      context.addIssue({ code: "custom", message: "must be true, false, a hop count or a comma-separated list of addresses/CIDRs" });
+      return z.NEVER;
+    });
+
+/** The gateway's environment, validated at start-up; the service token has no default anywhere. */
+export const gatewayConfigShape = {
+  HOST: env.host(),
+  PORT: env.port(8080),
+  LOG_LEVEL: env.logLevel(),
+  SUBDATA_QUERY_URL: env.url().default("http://127.0.0.1:8091"),
+  SUBDATA_AUTH_URL: env.url().default("http://127.0.0.1:8092"),
+  SUBDATA_SERVICE_TOKEN: env.secret(),
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  /** Deadline of every upstream RPC. */
+  SUBDATA_UPSTREAM_TIMEOUT_MS: env.positiveInt(5_000),
+  /** Token bucket per API key and gateway instance: this many requests per window, bursts up to it. */
+  SUBDATA_RATE_LIMIT_QUOTA: env.positiveInt(100),
+  SUBDATA_RATE_LIMIT_WINDOW_SECONDS: env.positiveInt(1),
+  /** How long a verified key is trusted without asking the auth service (capped by its expires_at). */
+  SUBDATA_API_KEY_CACHE_TTL_SECONDS: env.positiveInt(60),
+  SUBDATA_API_KEY_CACHE_MAX_ENTRIES: env.positiveInt(10_000),
+  /** Responses smaller than this are never compressed (gzip costs more than it saves). */
+  SUBDATA_GZIP_THRESHOLD_BYTES: env.positiveInt(1_024),
+  SUBDATA_TRUST_PROXY: trustProxy(),
+};
+
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
+
+/** Throws a ConfigError naming every bad variable (never their values). */
+export function loadGatewayConfig(environment: NodeJS.ProcessEnv) {
+  return loadConfig(gatewayConfigShape, environment);
+}

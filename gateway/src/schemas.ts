@@ -1,0 +1,215 @@
+import { problemCatalogue } from "./problem.ts";
+
+/**
+ * Every JSON Schema of the public API, defined once: Fastify compiles them for validation (query
+ * strings) and fast-json-stringify serialisers (responses), and openapi.ts publishes the same objects
+ * as components (nested schemas become $refs by identity). Dialect: JSON Schema 2020-12 (OpenAPI 3.1).
+ */
+
+export type JsonSchema = Record<string, unknown>;
+
+export const subscriptionStatuses = ["ACTIVE", "TRIALING", "PAST_DUE", "PAUSED", "CANCELLED", "EXPIRED"] as const;
+export const chargeStatuses = ["PENDING", "SUCCEEDED", "FAILED", "SKIPPED", "REFUNDED", "PARTIALLY_REFUNDED"] as const;
+export const orderStatuses = ["PAID", "FULFILLED", "CANCELLED", "REFUNDED"] as const;
+export const planIntervals = ["DAY", "WEEK", "MONTH", "YEAR"] as const;
+
+/** Ids the gateway accepts before asking upstream; the query service makes nothing else. */
+export const subscriptionIdPattern = "^sub_[A-Za-z0-9]{1,64}$";
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+
+const time = { type: ["string", "null"], format: "date-time", description: "RFC 3339 UTC with milliseconds." };
+const requiredTime = { type: "string", format: "date-time", description: "RFC 3339 UTC with milliseconds." };
+const nullableString = { type: ["string", "null"] };
+
+function object(properties: Record<string, JsonSchema>, description?: string): JsonSchema {
+  return {
+    type: "object",
+    ...(description ? { description } : {}),
+    required: Object.keys(properties),
+    additionalProperties: false,
+    properties,
+  };
+}
+
+export const moneySchema = object(
+  {
+    amount: {
+      type: "string",
+      pattern: "^-?[0-9]+(\\.[0-9]+)?$",
+      description: "Decimal string with exactly the ISO 4217 number of minor digits of the currency.",
+      examples: ["19.99", "1500", "1.250"],
+    },
+    currency: { type: "string", pattern: "^[A-Z]{3}$", description: "ISO 4217 alphabetic code." },
+  },
+  "An amount of money; never a float, never without its currency.",
+);
+
+export const customerSchema = object({ id: { type: "string" }, email: { type: "string" }, name: { type: "string" } });
+
+export const planSchema = object({
+  id: { type: "string" },
+  name: { type: "string" },
+  interval: { type: "string", enum: [...planIntervals] },
+  interval_count: { type: "integer" },
+});
+
+const subscriptionProperties: Record<string, JsonSchema> = {
+  id: { type: "string", examples: ["sub_3f0c…"] },
+  object: { const: "subscription", type: "string" },
+  status: { type: "string", enum: [...subscriptionStatuses] },
+  customer: customerSchema,
+  plan: planSchema,
+  price: moneySchema,
+  quantity: { type: "integer" },
+  current_period_start: time,
+  current_period_end: time,
+  next_charge_at: time,
+  trial_ends_at: time,
+  paused_at: time,
+  cancelled_at: time,
+  cancellation_reason: nullableString,
+  created_at: requiredTime,
+  updated_at: requiredTime,
+  version: { type: "integer", description: "Increases by one on every change; webhooks carry it as their sequence." },
+};
+
+export const subscriptionSchema = object(subscriptionProperties, "A customer's recurring purchase of a plan.");
+
+export const chargeSchema = object(
+  {
+    id: { type: "string" },
+    object: { const: "charge", type: "string" },
+    status: { type: "string", enum: [...chargeStatuses] },
+    amount: moneySchema,
+    amount_refunded: moneySchema,
+    order_id: nullableString,
+    failure_code: nullableString,
+    failure_message: nullableString,
+    scheduled_at: time,
+    processed_at: time,
+    created_at: requiredTime,
+  },
+  "One attempt to bill a subscription for a period.",
+);
+
+export const subscriptionWithChargesSchema = object(
+  { ...subscriptionProperties, charges: { type: "array", items: chargeSchema, description: "Every charge, oldest first." } },
+  "A subscription with every charge it has, oldest first.",
+);
+
+export const lineItemSchema = object({
+  sku: { type: "string" },
+  title: { type: "string" },
+  quantity: { type: "integer" },
+  unit_price: moneySchema,
+  total: moneySchema,
+});
+
+export const orderSchema = object(
+  {
+    id: { type: "string" },
+    object: { const: "order", type: "string" },
+    subscription_id: { type: "string" },
+    charge_id: nullableString,
+    number: { type: "integer" },
+    status: { type: "string", enum: [...orderStatuses] },
+    subtotal: moneySchema,
+    discount: moneySchema,
+    shipping: moneySchema,
+    tax: moneySchema,
+    total: moneySchema,
+    line_items: { type: "array", items: lineItemSchema },
+    created_at: requiredTime,
+    updated_at: requiredTime,
+  },
+  "What a successful subscription charge created.",
+);
+
+function listOf(item: JsonSchema, description: string): JsonSchema {
+  return object(
+    {
+      object: { const: "list", type: "string" },
+      data: { type: "array", items: item },
+      has_more: { type: "boolean", description: "True exactly when next_cursor is not null." },
+      next_cursor: { type: ["string", "null"], description: "Pass as `cursor` to read the next page; null on the last page." },
+    },
+    description,
+  );
+}
+
+export const subscriptionListSchema = listOf(subscriptionSchema, "One page of subscriptions, (created_at, id) ascending.");
+export const orderListSchema = listOf(orderSchema, "One page of orders, (created_at, id) ascending.");
+
+export const paramErrorSchema = object({
+  param: { type: "string", description: "The public parameter name." },
+  code: {
+    type: "string",
+    enum: ["unknown_parameter", "repeated_parameter", "invalid_value", "out_of_range", "invalid_format", "missing"],
+  },
+});
+
+const problemProperties: Record<string, JsonSchema> = {
+  type: { type: "string", format: "uri" },
+  title: { type: "string" },
+  status: { type: "integer" },
+  detail: { type: "string" },
+  instance: { type: "string", format: "uri-reference" },
+  code: { type: "string", enum: Object.keys(problemCatalogue) },
+  request_id: { type: "string" },
+};
+
+export const problemSchema = object(problemProperties, "RFC 9457 problem details.");
+export const validationProblemSchema = object(
+  { ...problemProperties, errors: { type: "array", items: paramErrorSchema } },
+  "RFC 9457 problem details for a 400, naming each bad parameter.",
+);
+
+// Query strings. Values arrive as strings; list-params.ts turns strict decimal integers into numbers
+// before validation (Ajv's own coercion would accept "1e2" or " 5").
+const limit = { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: "Page size." };
+const cursor = {
+  type: "string",
+  minLength: 1,
+  maxLength: 2048,
+  description: "The next_cursor of the previous page; opaque, bound to the list, the filters and the merchant.",
+};
+
+export const listSubscriptionsQuerySchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    limit,
+    cursor,
+    status: { type: "string", enum: [...subscriptionStatuses], description: "Only subscriptions in this status." },
+  },
+} satisfies JsonSchema;
+
+export const listOrdersQuerySchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    limit,
+    cursor,
+    subscription_id: { type: "string", pattern: subscriptionIdPattern, description: "Only orders of this subscription." },
+  },
+} satisfies JsonSchema;
+
+export const getSubscriptionQuerySchema = { type: "object", additionalProperties: false, properties: {} } satisfies JsonSchema;
+
+/** Named components of the OpenAPI document, by identity. */
+export const namedSchemas: Record<string, JsonSchema> = {
+  Money: moneySchema,
+  Customer: customerSchema,
+  Plan: planSchema,
+  Subscription: subscriptionSchema,
+  Charge: chargeSchema,
+  SubscriptionWithCharges: subscriptionWithChargesSchema,
+  LineItem: lineItemSchema,
+  Order: orderSchema,
+  SubscriptionList: subscriptionListSchema,
+  OrderList: orderListSchema,
+  ParamError: paramErrorSchema,
+  Problem: problemSchema,
+  ValidationProblem: validationProblemSchema,
+};

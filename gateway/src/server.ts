@@ -1,0 +1,241 @@
+import { randomUUID } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
+import fastifyCompress from "@fastify/compress";
+import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
+import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import type { Logger } from "@subdata/runtime";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from "fastify";
+import type { ApiKeyCache } from "./api-key-cache.ts";
+import { createAuditRecorder } from "./audit-recorder.ts";
+import { createAuthenticate } from "./authenticate.ts";
+import type { GatewayConfig } from "./config.ts";
+import { paramErrorsOf, parseQueryString, prepareQuery, type ValidationIssue } from "./list-params.ts";
+import { createOpenApiDocument } from "./openapi.ts";
+import { problemBody, ProblemError, toProblem, wwwAuthenticate } from "./problem.ts";
+import { createRateLimiter, rateLimitField } from "./rate-limiter.ts";
+import { createRoutes } from "./routes.ts";
+import type { JsonSchema } from "./schemas.ts";
+import "./request-context.ts";
+
+/** Typed Connect clients of the four upstream services. */
+export interface GatewayClients {
+  subscriptions: Client<typeof SubscriptionService>;
+  orders: Client<typeof OrderService>;
+  apiKeys: Client<typeof ApiKeyService>;
+  audit: Client<typeof AuditService>;
+}
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+}
+
+export type GatewaySettings = Pick<
+  GatewayConfig,
+  | "SUBDATA_UPSTREAM_TIMEOUT_MS"
+  | "SUBDATA_RATE_LIMIT_QUOTA"
+  | "SUBDATA_RATE_LIMIT_WINDOW_SECONDS"
+  | "SUBDATA_GZIP_THRESHOLD_BYTES"
+  | "SUBDATA_TRUST_PROXY"
+>;
+
+export interface GatewayDeps {
+  clients: GatewayClients;
+  logger: Logger;
+  config: GatewaySettings;
+  /** Verified keys; shared with the revocation listener, which decides when it may be trusted. */
+  apiKeyCache: ApiKeyCache;
+  clock?: Clock;
+}
+
+export const API_PREFIX = "/api/v1";
+
+/** The Fastify instance createGateway returns (its logger is the service's pino logger). */
+export type Gateway = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
+const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
+/** Readable by browser code if an operator ever fronts the API with CORS. */
+const EXPOSED_HEADERS = "Request-Id, RateLimit-Policy, RateLimit, Retry-After";
+/** Seconds a client should wait after a 503. */
+const UNAVAILABLE_RETRY_AFTER = "1";
+
+function instanceOf(request: FastifyRequest): string {
+  const url = request.url;
+  const question = url.indexOf("?");
+  return question === -1 ? url : url.slice(0, question);
+}
+
+function rawQueryOf(request: FastifyRequest): string {
+  const question = request.url.indexOf("?");
+  return question === -1 ? "" : request.url.slice(question + 1);
+}
+
+/** Renders a problem. The body is a string, so no route serialiser touches it. */
+function problemPayload(reply: FastifyReply, request: FastifyRequest, problem: ProblemError): string {
+  reply.code(problem.status).type(PROBLEM_CONTENT_TYPE);
+  const challenge = wwwAuthenticate(problem.code);
+  if (challenge) reply.header("www-authenticate", challenge);
+  if (problem.code === "unavailable") reply.header("retry-after", UNAVAILABLE_RETRY_AFTER);
+  for (const [name, value] of Object.entries(problem.options.headers ?? {})) reply.header(name, value);
+  return JSON.stringify(problemBody(problem, instanceOf(request), request.id));
+}
+
+/**
+ * The gateway as a Fastify instance, routes under /api/v1; never listens (main.ts does, tests inject).
+ * Request lifecycle of an API route: onRequest (Request-Id, Cache-Control; then authenticate and rate
+ * limit) → preValidation (repeated params, strict integers) → schema validation → handler → serialise
+ * (fast-json-stringify) → onSend: audit record awaited (503 instead of the data if it fails) → gzip.
+ */
+export function createGateway(deps: GatewayDeps): Gateway {
+  const { clients, config, logger } = deps;
+  const clock = deps.clock ?? { now: () => Date.now() };
+  const timeoutMs = config.SUBDATA_UPSTREAM_TIMEOUT_MS;
+  const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, timeoutMs });
+  const recordAudit = createAuditRecorder({ audit: clients.audit, timeoutMs });
+  const rateLimiter = createRateLimiter({
+    quota: config.SUBDATA_RATE_LIMIT_QUOTA,
+    windowSeconds: config.SUBDATA_RATE_LIMIT_WINDOW_SECONDS,
+    now: clock.now,
+  });
+
+  const app = Fastify({
+    loggerInstance: logger,
+    // We log one line per response ourselves (onResponse), with no headers: keys never reach a log.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Never trust a client-supplied id: it goes into the audit log.
+    requestIdHeader: false,
+    genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
+    trustProxy: config.SUBDATA_TRUST_PROXY as boolean | string[],
+    routerOptions: { querystringParser: parseQueryString },
+    bodyLimit: 1024,
+    return503OnClosing: true,
+    ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: true } },
+  });
+
+  app.decorateRequest("receivedAtMs", 0);
+  app.decorateRequest("principal", null);
+  app.decorateRequest("auditResources", null as unknown as FastifyRequest["auditResources"]);
+
+  // The API reads no bodies; accepting any without parsing keeps 405 the answer to e.g. a JSON POST.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
+
+  app.addHook("onRequest", async (request, reply) => {
+    request.receivedAtMs = clock.now();
+    request.auditResources = { resourceIds: [], resultCount: 0 };
+    reply.header("request-id", request.id);
+    reply.header("cache-control", "private, no-store");
+    reply.header("access-control-expose-headers", EXPOSED_HEADERS);
+  });
+
+  // Added before @fastify/compress registers its own onSend hook, so this runs on the uncompressed
+  // payload and can still replace it.
+  app.addHook("onSend", async (request, reply, payload) => {
+    const principal = request.principal;
+    if (!principal) return payload;
+    const status = reply.statusCode;
+    const success = status < 300;
+    try {
+      await recordAudit({
+        merchantId: principal.merchantId,
+        apiKeyId: principal.apiKeyId,
+        requestId: request.id,
+        receivedAtMs: request.receivedAtMs,
+        method: request.method,
+        route: request.routeOptions.config.auditRoute ?? instanceOf(request),
+        query: rawQueryOf(request),
+        resourceIds: request.auditResources.resourceIds,
+        resultCount: success ? request.auditResources.resultCount : 0,
+        status,
+        clientIp: request.ip,
+        userAgent: request.headers["user-agent"] ?? "",
+        latencyMs: clock.now() - request.receivedAtMs,
+      });
+      return payload;
+    } catch (error) {
+      // No audit record, no data.
+      request.log.error({ err: error, requestId: request.id }, "audit record failed; answering 503");
+      return problemPayload(reply, request, new ProblemError("unavailable"));
+    }
+  });
+
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      {
+        requestId: request.id,
+        method: request.method,
+        route: request.routeOptions.config.auditRoute ?? request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        apiKeyId: request.principal?.apiKeyId,
+        ms: Math.round(reply.elapsedTime),
+      },
+      "request",
+    );
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
+    let problem: ProblemError;
+    const validation = (error as { validation?: ValidationIssue[] }).validation;
+    if (validation) {
+      problem = new ProblemError("invalid_parameter", { errors: paramErrorsOf(validation) });
+    } else {
+      const mapped = toProblem(error, request.routeOptions.config.fieldNames);
+      problem = mapped.problem;
+      if (mapped.internal) request.log.error({ err: error, requestId: request.id }, "request failed");
+      else if (problem.code === "unavailable") request.log.warn({ err: error, requestId: request.id }, "dependency unavailable");
+    }
+    return reply.send(problemPayload(reply, request, problem));
+  });
+
+  app.setNotFoundHandler(async (request, reply) => reply.send(problemPayload(reply, request, new ProblemError("not_found"))));
+
+  app.register(fastifyCompress, { global: true, encodings: ["gzip"], threshold: config.SUBDATA_GZIP_THRESHOLD_BYTES });
+
+  // Routes are registered as plugins so that they are added after @fastify/compress, whose onRoute
+  // hook attaches compression to each route as it is declared.
+  const openApiDocument = JSON.stringify(createOpenApiDocument());
+  app.register(async (root) => {
+    root.route({
+      method: ["GET", "HEAD"],
+      url: `${API_PREFIX}/openapi.json`,
+      handler: async (_request, reply) => reply.type("application/json; charset=utf-8").send(openApiDocument),
+    });
+  });
+
+  app.register(
+    async (api) => {
+      api.addHook("onRequest", async (request, reply) => {
+        const principal = await authenticate({
+          authorization: request.headers.authorization,
+          clientIp: request.ip,
+          userAgent: request.headers["user-agent"] ?? "",
+          requestId: request.id,
+        });
+        request.principal = principal;
+        const decision = rateLimiter.take(principal.apiKeyId);
+        reply.header("ratelimit-policy", rateLimiter.policy);
+        reply.header("ratelimit", rateLimitField(decision));
+        if (!decision.allowed) {
+          throw new ProblemError("rate_limited", { headers: { "retry-after": String(decision.retryAfterSeconds) } });
+        }
+      });
+      api.addHook("preValidation", async (request) => {
+        const schema = request.routeOptions.schema?.querystring as JsonSchema | undefined;
+        if (schema) prepareQuery(request.query as Record<string, string | string[]>, schema);
+      });
+      await api.register(createRoutes({ subscriptions: clients.subscriptions, orders: clients.orders, timeoutMs }));
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app;
+}

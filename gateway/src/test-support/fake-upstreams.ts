@@ -1,0 +1,191 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { AuditService, type RecordReadRequest } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { ApiKeyService, type AuthenticateApiKeyRequest } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { type Order, OrderSchema, OrderStatus } from "@subdata/proto/subdata/order/v1/order_pb";
+import { OrderService, type ListOrdersRequest } from "@subdata/proto/subdata/order/v1/order_service_pb";
+import {
+  type Charge,
+  ChargeSchema,
+  ChargeStatus,
+  PlanInterval,
+  type Subscription,
+  SubscriptionSchema,
+  SubscriptionStatus,
+} from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import {
+  type ListSubscriptionsRequest,
+  SubscriptionService,
+} from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { ErrorReason, errorWithReason, notFound } from "@subdata/runtime";
+import type { GatewayClients } from "../server.ts";
+
+/**
+ * In-memory upstreams for unit tests (createRouterTransport, as connectrpc/examples-es mocks
+ * ElizaService): a tiny auth service with a key table, an audit log in an array, and a query service
+ * answering from arrays. Tests swap any handler through `behaviour`.
+ */
+
+export interface FakeKey {
+  apiKeyId: string;
+  merchantId: string;
+  expiresAtMs?: number;
+  state?: "valid" | "revoked" | "expired";
+}
+
+export interface FakeUpstreams {
+  clients: GatewayClients;
+  keys: Map<string, FakeKey>;
+  subscriptions: Subscription[];
+  charges: Charge[];
+  orders: Order[];
+  authCalls: AuthenticateApiKeyRequest[];
+  audits: RecordReadRequest[];
+  listSubscriptionCalls: ListSubscriptionsRequest[];
+  listOrderCalls: ListOrdersRequest[];
+  behaviour: {
+    /** Replace RecordRead (e.g. to fail it, or to hold it). */
+    recordRead?: (request: RecordReadRequest) => Promise<void>;
+    /** Throw this from every query RPC. */
+    queryError?: ConnectError;
+    /** Throw this from AuthenticateApiKey. */
+    authError?: ConnectError;
+    /** The next_page_token to answer lists with. */
+    nextPageToken?: string;
+  };
+}
+
+const MONEY_USD = { amountMinor: 1999n, currencyCode: "USD" };
+
+export function fakeSubscription(init: {
+  id: string;
+  merchantId: string;
+  status?: SubscriptionStatus;
+  price?: { amountMinor: bigint; currencyCode: string };
+}): Subscription {
+  return create(SubscriptionSchema, {
+    status: SubscriptionStatus.ACTIVE,
+    customer: { id: "cus_1", email: "a@example.com", name: "A" },
+    plan: { id: "plan_1", name: "Box", interval: PlanInterval.MONTH, intervalCount: 1 },
+    price: MONEY_USD,
+    quantity: 1,
+    currentPeriodStart: timestampFromMs(Date.UTC(2026, 0, 1)),
+    currentPeriodEnd: timestampFromMs(Date.UTC(2026, 1, 1)),
+    createdAt: timestampFromMs(Date.UTC(2025, 11, 1, 0, 0, 0, 123)),
+    updatedAt: timestampFromMs(Date.UTC(2025, 11, 1, 0, 0, 0, 123)),
+    version: 1n,
+    ...init,
+  });
+}
+
+export function fakeCharge(init: { id: string; subscriptionId: string; currencyCode?: string; amountMinor?: bigint }): Charge {
+  const currencyCode = init.currencyCode ?? "USD";
+  return create(ChargeSchema, {
+    id: init.id,
+    subscriptionId: init.subscriptionId,
+    status: ChargeStatus.SUCCEEDED,
+    amount: { amountMinor: init.amountMinor ?? 1999n, currencyCode },
+    amountRefunded: { amountMinor: 0n, currencyCode },
+    orderId: "ord_1",
+    scheduledAt: timestampFromMs(Date.UTC(2026, 0, 1)),
+    processedAt: timestampFromMs(Date.UTC(2026, 0, 1, 0, 1)),
+    createdAt: timestampFromMs(Date.UTC(2026, 0, 1)),
+  });
+}
+
+export function fakeOrder(init: { id: string; merchantId: string; subscriptionId: string; currencyCode?: string }): Order {
+  const money = (amountMinor: bigint) => ({ amountMinor, currencyCode: init.currencyCode ?? "USD" });
+  return create(OrderSchema, {
+    id: init.id,
+    merchantId: init.merchantId,
+    subscriptionId: init.subscriptionId,
+    chargeId: "ch_1",
+    number: 1001n,
+    status: OrderStatus.PAID,
+    subtotal: money(1999n),
+    discount: money(0n),
+    shipping: money(500n),
+    tax: money(100n),
+    total: money(2599n),
+    lineItems: [{ sku: "BOX", title: "Box", quantity: 1, unitPrice: money(1999n), total: money(1999n) }],
+    createdAt: timestampFromMs(Date.UTC(2026, 0, 1)),
+    updatedAt: timestampFromMs(Date.UTC(2026, 0, 2)),
+  });
+}
+
+export function createFakeUpstreams(): FakeUpstreams {
+  const fake: FakeUpstreams = {
+    clients: undefined as unknown as GatewayClients,
+    keys: new Map(),
+    subscriptions: [],
+    charges: [],
+    orders: [],
+    authCalls: [],
+    audits: [],
+    listSubscriptionCalls: [],
+    listOrderCalls: [],
+    behaviour: {},
+  };
+
+  const transport = createRouterTransport(({ service }) => {
+    service(ApiKeyService, {
+      authenticateApiKey(request) {
+        fake.authCalls.push(request);
+        if (fake.behaviour.authError) throw fake.behaviour.authError;
+        const key = fake.keys.get(request.key);
+        if (!key) throw errorWithReason("invalid key", Code.Unauthenticated, ErrorReason.API_KEY_INVALID);
+        if (key.state === "revoked") throw errorWithReason("revoked", Code.Unauthenticated, ErrorReason.API_KEY_REVOKED);
+        if (key.state === "expired") throw errorWithReason("expired", Code.Unauthenticated, ErrorReason.API_KEY_EXPIRED);
+        return {
+          apiKeyId: key.apiKeyId,
+          merchantId: key.merchantId,
+          expiresAt: key.expiresAtMs === undefined ? undefined : timestampFromMs(key.expiresAtMs),
+        };
+      },
+    });
+    service(AuditService, {
+      async recordRead(request) {
+        if (fake.behaviour.recordRead) await fake.behaviour.recordRead(request);
+        fake.audits.push(request);
+        return { auditEventId: `aud_${fake.audits.length}` };
+      },
+    });
+    service(SubscriptionService, {
+      listSubscriptions(request) {
+        fake.listSubscriptionCalls.push(request);
+        if (fake.behaviour.queryError) throw fake.behaviour.queryError;
+        const rows = fake.subscriptions.filter(
+          (s) => s.merchantId === request.merchantId && (request.status === SubscriptionStatus.UNSPECIFIED || s.status === request.status),
+        );
+        return { subscriptions: rows.slice(0, request.pageSize || 50), nextPageToken: fake.behaviour.nextPageToken ?? "" };
+      },
+      getSubscription(request) {
+        if (fake.behaviour.queryError) throw fake.behaviour.queryError;
+        const subscription = fake.subscriptions.find((s) => s.id === request.subscriptionId && s.merchantId === request.merchantId);
+        if (!subscription) throw notFound("subscription");
+        return { subscription, charges: fake.charges.filter((c) => c.subscriptionId === subscription.id) };
+      },
+    });
+    service(OrderService, {
+      listOrders(request) {
+        fake.listOrderCalls.push(request);
+        if (fake.behaviour.queryError) throw fake.behaviour.queryError;
+        const rows = fake.orders.filter(
+          (o) => o.merchantId === request.merchantId && (request.subscriptionId === "" || o.subscriptionId === request.subscriptionId),
+        );
+        return { orders: rows.slice(0, request.pageSize || 50), nextPageToken: fake.behaviour.nextPageToken ?? "" };
+      },
+    });
+  });
+
+  fake.clients = {
+    subscriptions: createClient(SubscriptionService, transport),
+    orders: createClient(OrderService, transport),
+    apiKeys: createClient(ApiKeyService, transport),
+    audit: createClient(AuditService, transport),
+  };
+  return fake;
+}
+
+export { ConnectError, Code };

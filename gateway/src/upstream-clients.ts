@@ -1,0 +1,31 @@
+import { createClient } from "@connectrpc/connect";
+import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
+import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { createServiceTransport } from "@subdata/runtime";
+import type { GatewayClients } from "./server.ts";
+
+/** The four upstream clients over two reused HTTP/2 sessions (query; auth + audit). */
+export interface UpstreamClients {
+  clients: GatewayClients;
+  /** Closes both sessions. */
+  close(): void;
+}
+
+export function createUpstreamClients(options: { queryUrl: string; authUrl: string; serviceToken: string }): UpstreamClients {
+  const query = createServiceTransport({ baseUrl: options.queryUrl, serviceToken: options.serviceToken });
+  const auth = createServiceTransport({ baseUrl: options.authUrl, serviceToken: options.serviceToken });
+  return {
+    clients: {
+      subscriptions: createClient(SubscriptionService, query.transport),
+      orders: createClient(OrderService, query.transport),
+      apiKeys: createClient(ApiKeyService, auth.transport),
+      audit: createClient(AuditService, auth.transport),
+    },
+    close() {
+      query.close();
+      auth.close();
+    },
+  };
+}

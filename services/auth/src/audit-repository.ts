@@ -1,0 +1,105 @@
+import type { Queryable } from "./queryable.ts";
+
+/** One audit event to insert. Validated by the service: nothing here may make the batch fail. */
+export interface AuditRecord {
+  id: string;
+  /** Postgres timestamptz text; null means "now" by the database clock. */
+  occurredAt: string | null;
+  merchantId: string;
+  apiKeyId: string;
+  requestId: string;
+  method: string;
+  route: string;
+  query: string;
+  resourceIds: readonly string[];
+  resultCount: number;
+  status: number;
+  clientIp: string;
+  userAgent: string;
+  latencyMicros: bigint;
+}
+
+export interface AuditEventRow {
+  id: string;
+  occurred_at: string;
+  merchant_id: string;
+  api_key_id: string;
+  request_id: string;
+  method: string;
+  route: string;
+  query: string;
+  resource_ids: string[];
+  result_count: number;
+  status: number;
+  client_ip: string;
+  user_agent: string;
+  latency_micros: bigint;
+}
+
+/** Keyset position of ListAuditEvents (oldest first). */
+export interface AuditPosition {
+  occurredAt: string;
+  id: string;
+}
+
+export interface AuditRepository {
+  /** One INSERT statement for the whole batch. */
+  insertMany(records: readonly AuditRecord[]): Promise<void>;
+  list(merchantId: string, apiKeyId: string | undefined, after: AuditPosition | undefined, limit: number): Promise<AuditEventRow[]>;
+}
+
+const COLUMNS =
+  "id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, resource_ids, result_count, status, client_ip, user_agent, latency_micros";
+
+export function createAuditRepository(db: Queryable): AuditRepository {
+  return {
+    async insertMany(records) {
+      // unnest keeps the statement text constant whatever the batch size. resource_ids is an array per
+      // row, and arrays of arrays must be rectangular in Postgres, so each row's ids travel as JSON.
+      await db.query(
+        `INSERT INTO audit_events (${COLUMNS})
+         SELECT r.id, coalesce(r.occurred_at, clock_timestamp()), r.merchant_id, r.api_key_id, r.request_id,
+                r.method, r.route, r.query, ARRAY(SELECT jsonb_array_elements_text(r.resource_ids)),
+                r.result_count, r.status, r.client_ip, r.user_agent, r.latency_micros
+         FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                     $8::text[], $9::jsonb[], $10::int[], $11::int[], $12::text[], $13::text[], $14::bigint[])
+              AS r(id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, resource_ids,
+                   result_count, status, client_ip, user_agent, latency_micros)`,
+        [
+          records.map((r) => r.id),
+          records.map((r) => r.occurredAt),
+          records.map((r) => r.merchantId),
+          records.map((r) => r.apiKeyId),
+          records.map((r) => r.requestId),
+          records.map((r) => r.method),
+          records.map((r) => r.route),
+          records.map((r) => r.query),
+          records.map((r) => JSON.stringify(r.resourceIds)),
+          records.map((r) => r.resultCount),
+          records.map((r) => r.status),
+          records.map((r) => r.clientIp),
+          records.map((r) => r.userAgent),
+          records.map((r) => r.latencyMicros.toString()),
+        ],
+      );
+    },
+    async list(merchantId, apiKeyId, after, limit) {
+      const params: unknown[] = [merchantId];
+      let where = "merchant_id = $1";
+      if (apiKeyId !== undefined) {
+        params.push(apiKeyId);
+        where += ` AND api_key_id = $${params.length}`;
+      }
+      if (after) {
+        params.push(after.occurredAt, after.id);
+        where += ` AND (occurred_at, id) > ($${params.length - 1}::timestamptz, $${params.length})`;
+      }
+      params.push(limit);
+      const result = await db.query<AuditEventRow>(
+        `SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY occurred_at, id LIMIT $${params.length}`,
+        params,
+      );
+      return result.rows;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { invalidArgument, invalidPageToken, pgTimestampToProto, type PageTokenCodec } from "@subdata/runtime";
+import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
+import {
+  AuditService,
+  ListAuditEventsResponseSchema,
+  RecordReadResponseSchema,
+} from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { auditRecordFrom } from "./audit-record.ts";
+import type { AuditEventRow, AuditPosition, AuditRepository } from "./audit-repository.ts";
+import type { AuditWriter } from "./audit-writer.ts";
+import { newId } from "./ids.ts";
+import { pageSizeOf } from "./page-size.ts";
+
+export interface AuditServiceDeps {
+  auditWriter: AuditWriter;
+  auditEvents: Pick<AuditRepository, "list">;
+  pageTokens: PageTokenCodec;
+}
+
+const LIST_METHOD = `${AuditService.typeName}/ListAuditEvents`;
+
+function auditEventMessage(row: AuditEventRow): AuditEvent {
+  const micros = BigInt(row.latency_micros);
+  return create(AuditEventSchema, {
+    id: row.id,
+    merchantId: row.merchant_id,
+    apiKeyId: row.api_key_id,
+    requestId: row.request_id,
+    occurredAt: pgTimestampToProto(row.occurred_at),
+    method: row.method,
+    route: row.route,
+    query: row.query,
+    resourceIds: row.resource_ids,
+    resultCount: row.result_count,
+    status: row.status,
+    clientIp: row.client_ip,
+    userAgent: row.user_agent,
+    latency: create(DurationSchema, { seconds: micros / 1_000_000n, nanos: Number(micros % 1_000_000n) * 1_000 }),
+  });
+}
+
+export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof AuditService> {
+  return {
+    async recordRead(request) {
+      const record = auditRecordFrom(request, newId("aud"));
+      // Resolves only once the batch holding this row has committed; UNAVAILABLE otherwise.
+      await deps.auditWriter.record(record);
+      return create(RecordReadResponseSchema, { auditEventId: record.id });
+    },
+
+    async listAuditEvents(request) {
+      if (request.merchantId.length === 0) throw invalidArgument("merchant_id", "is required");
+      const pageSize = pageSizeOf(request.pageSize);
+      const apiKeyId = request.apiKeyId === "" ? undefined : request.apiKeyId;
+      const binding = { method: LIST_METHOD, merchantId: request.merchantId, filter: { api_key_id: request.apiKeyId } };
+      let after: AuditPosition | undefined;
+      if (request.pageToken !== "") {
+        const position = deps.pageTokens.decode(request.pageToken, binding);
+        if (position.length !== 2) throw invalidPageToken();
+        after = { occurredAt: position[0]!, id: position[1]! };
+      }
+      const rows = await deps.auditEvents.list(request.merchantId, apiKeyId, after, pageSize + 1);
+      const page = rows.slice(0, pageSize);
+      const last = page.at(-1);
+      const nextPageToken = rows.length > pageSize && last ? deps.pageTokens.encode(binding, [last.occurred_at, last.id]) : "";
+      return create(ListAuditEventsResponseSchema, { auditEvents: page.map(auditEventMessage), nextPageToken });
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { unavailable, type Logger } from "@subdata/runtime";
+import type { AuditRecord, AuditRepository } from "./audit-repository.ts";
+import { createGroupCommitWriter, type GroupCommitStats } from "./group-commit.ts";
+
+/**
+ * Durable audit writes with group commit: RecordRead calls that arrive while an INSERT runs go into the
+ * next INSERT together. record() resolves once the row is committed and rejects with UNAVAILABLE
+ * ("audit log") when its batch could not be written — the gateway must then answer 503 and serve nothing.
+ */
+export interface AuditWriter {
+  record(record: AuditRecord): Promise<void>;
+  /** Refuses new records and waits for the queued ones to be written. */
+  close(): Promise<void>;
+  readonly stats: GroupCommitStats;
+}
+
+export interface AuditWriterOptions {
+  repository: Pick<AuditRepository, "insertMany">;
+  logger: Logger;
+  /** Rows per INSERT at most (default 500; 14 arrays of 500 values stay far below protocol limits). */
+  maxBatchSize?: number;
+  onFlush?: (outcome: { size: number; ok: boolean }) => void;
+}
+
+export function createAuditWriter(options: AuditWriterOptions): AuditWriter {
+  const writer = createGroupCommitWriter<AuditRecord>({
+    flush: (records) => options.repository.insertMany(records),
+    maxBatchSize: options.maxBatchSize ?? 500,
+    closedError: () => unavailable("audit log"),
+    onFlush(outcome) {
+      if (!outcome.ok) options.logger.error({ batch: outcome.size }, "audit batch not written; its reads fail with 503");
+      options.onFlush?.(outcome);
+    },
+  });
+  return {
+    stats: writer.stats,
+    close: () => writer.close(),
+    async record(record) {
+      try {
+        await writer.write(record);
+      } catch (error) {
+        options.logger.warn({ err: error }, "audit write failed");
+        throw unavailable("audit log");
+      }
+    },
+  };
+}

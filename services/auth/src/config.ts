@@ -1,0 +1,21 @@
+import { env, loadConfig } from "@subdata/runtime";
+import { z } from "zod";
+
+export const authConfigShape = {
+  HOST: env.host(),
+  PORT: env.port(8092),
+  LOG_LEVEL: env.logLevel(),
+  DATABASE_URL: env.databaseUrl(),
+  DATABASE_POOL_MAX: env.positiveInt(4),
+  DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
+  SUBDATA_SERVICE_TOKEN: env.secret(),
+  SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
+  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
+};
+
+export type AuthConfig = ReturnType<typeof loadAuthConfig>;
+
+/** The auth service's configuration; throws a ConfigError naming every bad variable. */
+export function loadAuthConfig(source: NodeJS.ProcessEnv) {
+  return loadConfig(authConfigShape, source);
+}

@@ -1,0 +1,54 @@
+import { createPageTokenCodec, type Logger } from "@subdata/runtime";
+import { createApiKeyRepository } from "./api-key-repository.ts";
+import { createAuditRepository } from "./audit-repository.ts";
+import { createAuditWriter, type AuditWriter } from "./audit-writer.ts";
+import { createLastUsedTracker } from "./last-used-tracker.ts";
+import type { Queryable } from "./queryable.ts";
+import type { RevocationPublisher } from "./revocation-publisher.ts";
+import type { AuthRouteDeps } from "./routes.ts";
+import { createSecurityEventRepository } from "./security-event-repository.ts";
+import { createSecurityLog, type SecurityLog } from "./security-log.ts";
+
+export interface AuthDependencyOptions {
+  /** The pool (role subdata_auth); tests pass a wrapper that counts or fails queries. */
+  db: Queryable;
+  logger: Logger;
+  pageTokenSecret: string;
+  revocations: RevocationPublisher;
+  auditMaxBatchSize?: number;
+  /** Called after every audit flush (metrics, tests). */
+  onAuditFlush?: (outcome: { size: number; ok: boolean }) => void;
+}
+
+export interface AuthDependencies extends AuthRouteDeps {
+  auditWriter: AuditWriter;
+  securityLog: SecurityLog;
+  /** Flushes the audit and security logs; call after the server stopped taking requests. */
+  close(): Promise<void>;
+}
+
+/** Builds everything the routes need from a pool and a revocation publisher. No I/O happens here. */
+export function createAuthDependencies(options: AuthDependencyOptions): AuthDependencies {
+  const apiKeys = createApiKeyRepository(options.db);
+  const auditEvents = createAuditRepository(options.db);
+  const auditWriter = createAuditWriter({
+    repository: auditEvents,
+    logger: options.logger,
+    maxBatchSize: options.auditMaxBatchSize,
+    onFlush: options.onAuditFlush,
+  });
+  const securityLog = createSecurityLog({ repository: createSecurityEventRepository(options.db), logger: options.logger });
+  return {
+    logger: options.logger,
+    apiKeys,
+    auditEvents,
+    auditWriter,
+    securityLog,
+    lastUsed: createLastUsedTracker({ repository: apiKeys, logger: options.logger }),
+    revocations: options.revocations,
+    pageTokens: createPageTokenCodec(options.pageTokenSecret),
+    async close() {
+      await Promise.all([auditWriter.close(), securityLog.close()]);
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { createGroupCommitWriter } from "./group-commit.ts";
+
+/** A flush whose calls the test completes by hand, to control exactly when each batch commits. */
+function controlledFlush() {
+  const calls: Array<{ items: readonly number[]; succeed: () => void; fail: (error: Error) => void }> = [];
+  const waiters: Array<() => void> = [];
+  const flush = (items: readonly number[]) =>
+    new Promise<void>((resolve, reject) => {
+      calls.push({ items: [...items], succeed: resolve, fail: reject });
+      for (const wake of waiters.splice(0)) wake();
+    });
+  async function nextCall(index: number) {
+    while (calls.length <= index) await new Promise<void>((resolve) => waiters.push(resolve));
+    return calls[index]!;
+  }
+  return { flush, calls, nextCall };
+}
+
+type Settled = "pending" | "resolved" | Error;
+
+function track(promise: Promise<void>) {
+  const state: { value: Settled } = { value: "pending" };
+  promise.then(
+    () => (state.value = "resolved"),
+    (error: Error) => (state.value = error),
+  );
+  return state;
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("the group-commit writer", () => {
+  it("flushes a lone write at once, with no timer", async () => {
+    const flushed: number[][] = [];
+    const writer = createGroupCommitWriter<number>({ flush: async (items) => void flushed.push([...items]), maxBatchSize: 10 });
+    await writer.write(1);
+    expect(flushed).toEqual([[1]]);
+  });
+
+  it("batches the writes that arrive while a flush runs into the next flush", async () => {
+    const control = controlledFlush();
+    const writer = createGroupCommitWriter<number>({ flush: control.flush, maxBatchSize: 500 });
+    const first = track(writer.write(0));
+    const firstCall = await control.nextCall(0);
+    const rest = Array.from({ length: 199 }, (_, i) => track(writer.write(i + 1)));
+    await settle();
+    // Nothing resolves before its batch commits.
+    expect(first.value).toBe("pending");
+    expect(control.calls).toHaveLength(1);
+    firstCall.succeed();
+    const secondCall = await control.nextCall(1);
+    expect(secondCall.items).toEqual(Array.from({ length: 199 }, (_, i) => i + 1));
+    await settle();
+    expect(first.value).toBe("resolved");
+    expect(rest.every((state) => state.value === "pending")).toBe(true);
+    secondCall.succeed();
+    await settle();
+    expect(rest.every((state) => state.value === "resolved")).toBe(true);
+    expect(writer.stats).toMatchObject({ flushes: 2, items: 200, largestBatch: 199 });
+  });
+
+  it("never puts more than maxBatchSize items in one flush, and loses nothing", async () => {
+    const flushed: number[][] = [];
+    const writer = createGroupCommitWriter<number>({
+      flush: async (items) => {
+        flushed.push([...items]);
+        await settle();
+      },
+      maxBatchSize: 7,
+    });
+    await Promise.all(Array.from({ length: 100 }, (_, i) => writer.write(i)));
+    expect(flushed.every((batch) => batch.length <= 7)).toBe(true);
+    expect(flushed.flat()).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(flushed.length).toBeLessThan(100);
+  });
+
+  it("rejects exactly the callers of a failed flush, and the next batch still commits", async () => {
+    const control = controlledFlush();
+    const outcomes: Array<{ size: number; ok: boolean }> = [];
+    const writer = createGroupCommitWriter<number>({ flush: control.flush, maxBatchSize: 500, onFlush: (o) => outcomes.push(o) });
+    const a = track(writer.write(1));
+    (await control.nextCall(0)).succeed();
+    const b = [track(writer.write(2)), track(writer.write(3))];
+    const failing = await control.nextCall(1);
+    const c = [track(writer.write(4)), track(writer.write(5))];
+    const boom = new Error("database down");
+    failing.fail(boom);
+    const recovering = await control.nextCall(2);
+    expect(recovering.items).toEqual([4, 5]);
+    recovering.succeed();
+    await settle();
+    expect(a.value).toBe("resolved");
+    expect(b.map((s) => s.value)).toEqual([boom, boom]);
+    expect(c.map((s) => s.value)).toEqual(["resolved", "resolved"]);
+    expect(outcomes).toEqual([
+      { size: 1, ok: true },
+      { size: 2, ok: false },
+      { size: 2, ok: true },
+    ]);
+    expect(writer.stats).toMatchObject({ flushes: 3, failedFlushes: 1, items: 3 });
+  });
+
+  it("flushes what is queued on close and refuses writes afterwards", async () => {
+    const control = controlledFlush();
+    const writer = createGroupCommitWriter<number>({
+      flush: control.flush,
+      maxBatchSize: 500,
+      closedError: () => new Error("closed"),
+    });
+    const queued = [track(writer.write(1)), track(writer.write(2))];
+    const closing = track(writer.close());
+    await expect(writer.write(3)).rejects.toThrow("closed");
+    (await control.nextCall(0)).succeed();
+    await settle();
+    expect(queued.map((s) => s.value)).toEqual(["resolved", "resolved"]);
+    expect(closing.value).toBe("resolved");
+    expect(control.calls.flatMap((call) => call.items)).toEqual([1, 2]);
+  });
+});

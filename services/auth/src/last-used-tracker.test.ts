@@ -1,0 +1,38 @@
+import { createLogger } from "@subdata/runtime";
+import { describe, expect, it } from "vitest";
+import { createLastUsedTracker } from "./last-used-tracker.ts";
+
+describe("the last-used tracker", () => {
+  const logger = createLogger({ name: "test", level: "silent" });
+
+  it("updates a key at most once a minute", () => {
+    let now = 0;
+    const touched: string[] = [];
+    const tracker = createLastUsedTracker({ repository: { touchLastUsed: async (id) => void touched.push(id) }, logger, now: () => now });
+    tracker.touch("key_a");
+    tracker.touch("key_a");
+    tracker.touch("key_b");
+    now = 59_999;
+    tracker.touch("key_a");
+    now = 60_000;
+    tracker.touch("key_a");
+    expect(touched).toEqual(["key_a", "key_b", "key_a"]);
+  });
+
+  it("tries again at the next authentication when the update failed", async () => {
+    let calls = 0;
+    const tracker = createLastUsedTracker({
+      repository: {
+        touchLastUsed: async () => {
+          if (calls++ === 0) throw new Error("down");
+        },
+      },
+      logger,
+      now: () => 0,
+    });
+    tracker.touch("key_a");
+    await new Promise((resolve) => setImmediate(resolve));
+    tracker.touch("key_a");
+    expect(calls).toBe(2);
+  });
+});

@@ -1,0 +1,34 @@
+import { createHealthState, createLogger, createPool, handleShutdown } from "@subdata/runtime";
+import { loadAuthConfig } from "./config.ts";
+import { createAuthDependencies } from "./dependencies.ts";
+import { createNatsRevocationPublisher } from "./revocation-publisher.ts";
+import { createAuthServer } from "./server.ts";
+
+// Wiring only: config → pool, NATS publisher, dependencies, server; SIGTERM drains in reverse.
+const config = loadAuthConfig(process.env);
+const logger = createLogger({ name: "auth", level: config.LOG_LEVEL });
+const pool = createPool({
+  connectionString: config.DATABASE_URL,
+  max: config.DATABASE_POOL_MAX,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  applicationName: "subdata-auth",
+});
+pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
+const revocations = createNatsRevocationPublisher({ servers: config.NATS_URL, logger });
+const dependencies = createAuthDependencies({ db: pool, logger, pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET, revocations });
+const health = createHealthState();
+const server = createAuthServer({ ...dependencies, serviceToken: config.SUBDATA_SERVICE_TOKEN, logger, health });
+
+const address = await server.listen(config.HOST, config.PORT);
+logger.info({ host: address.address, port: address.port }, "auth service listening");
+
+handleShutdown({
+  logger,
+  steps: [
+    { name: "not serving", run: () => health.setServing(false) },
+    { name: "close server", run: () => server.close() },
+    { name: "flush audit and security logs", run: () => dependencies.close() },
+    { name: "close NATS", run: () => revocations.close() },
+    { name: "end pool", run: () => pool.end() },
+  ],
+});

@@ -1,0 +1,38 @@
+import type { Queryable } from "./queryable.ts";
+
+/** Why an authentication failed, as kept in the security log (finer than the API's reasons). */
+export type SecurityEventReason = "malformed" | "bad_checksum" | "unknown" | "revoked" | "expired";
+
+/** One failed authentication. Never carries the presented key. */
+export interface SecurityEvent {
+  reason: SecurityEventReason;
+  /** The non-secret display prefix when the key was well-formed, else null. */
+  keyPrefix: string | null;
+  apiKeyId: string | null;
+  clientIp: string;
+  userAgent: string;
+  requestId: string;
+}
+
+export interface SecurityEventRepository {
+  insertMany(events: readonly SecurityEvent[]): Promise<void>;
+}
+
+export function createSecurityEventRepository(db: Queryable): SecurityEventRepository {
+  return {
+    async insertMany(events) {
+      await db.query(
+        `INSERT INTO security_events (reason, key_prefix, api_key_id, client_ip, user_agent, request_id)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+        [
+          events.map((e) => e.reason),
+          events.map((e) => e.keyPrefix),
+          events.map((e) => e.apiKeyId),
+          events.map((e) => e.clientIp),
+          events.map((e) => e.userAgent),
+          events.map((e) => e.requestId),
+        ],
+      );
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import type { Logger } from "@subdata/runtime";
+import { createGroupCommitWriter } from "./group-commit.ts";
+import type { SecurityEvent, SecurityEventRepository } from "./security-event-repository.ts";
+
+/**
+ * The log of failed authentications. Group-committed like the audit log, because a flood of bad keys
+ * must not cost one INSERT each. Recording never fails the caller: the authentication was refused
+ * anyway, and a lost security event is logged as an error instead.
+ */
+export interface SecurityLog {
+  /** Resolves once the event is written (or its write has failed and been logged). */
+  record(event: SecurityEvent): Promise<void>;
+  close(): Promise<void>;
+}
+
+const MAX_TEXT = 512;
+
+/** Edge-supplied text is attacker-controlled: bound it and drop NULs, which Postgres text refuses. */
+function clean(value: string): string {
+  return value.replaceAll("\u0000", "").slice(0, MAX_TEXT);
+}
+
+export function createSecurityLog(options: { repository: SecurityEventRepository; logger: Logger; maxBatchSize?: number }): SecurityLog {
+  const writer = createGroupCommitWriter<SecurityEvent>({
+    flush: (events) => options.repository.insertMany(events),
+    maxBatchSize: options.maxBatchSize ?? 500,
+  });
+  return {
+    close: () => writer.close(),
+    async record(event) {
+      try {
+        await writer.write({
+          ...event,
+          clientIp: clean(event.clientIp),
+          userAgent: clean(event.userAgent),
+          requestId: clean(event.requestId),
+        });
+      } catch (error) {
+        options.logger.error({ err: error, reason: event.reason }, "security event not written");
+      }
+    },
+  };
+}

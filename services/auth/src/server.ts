@@ -1,0 +1,20 @@
+import { createConnectServer, createHealthState, type ConnectServer, type HealthState, type Logger } from "@subdata/runtime";
+import { authRoutes, authServiceNames, type AuthRouteDeps } from "./routes.ts";
+
+export interface AuthServerDeps extends AuthRouteDeps {
+  serviceToken: string;
+  logger: Logger;
+  /** main.ts passes its own to flip readiness on SIGTERM; tests may omit it. */
+  health?: HealthState;
+}
+
+/** The auth service (ApiKeyService + AuditService + health) as an h2c Connect server; never listens by itself. */
+export function createAuthServer(deps: AuthServerDeps): ConnectServer {
+  return createConnectServer({
+    routes: authRoutes(deps),
+    serviceNames: authServiceNames,
+    serviceToken: deps.serviceToken,
+    logger: deps.logger,
+    health: deps.health ?? createHealthState(),
+  });
+}

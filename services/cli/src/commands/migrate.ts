@@ -1,0 +1,19 @@
+import type { RegisterCommands } from "../cli-context.ts";
+import { databaseUrlSetting } from "../database.ts";
+
+/** `subdata migrate`: applies pending migrations with DATABASE_URL (an owner connection). */
+export const registerMigrateCommand: RegisterCommands = (program, context) => {
+  program
+    .command("migrate")
+    .description("apply pending database migrations (DATABASE_URL must own the schema)")
+    .action(async () => {
+      const databaseUrl = databaseUrlSetting(context);
+      // Loaded on use: node-pg-migrate is the heaviest import and only this command needs it.
+      const { migrate } = await import("@subdata/db");
+      const applied = await migrate({ databaseUrl });
+      context.output.result(
+        { applied },
+        applied.length === 0 ? "database is up to date: no migration to apply" : applied.map((name) => `applied ${name}`).join("\n"),
+      );
+    });
+};

@@ -1,0 +1,41 @@
+import pg from "pg";
+import type { CliContext } from "./cli-context.ts";
+import { CliError, configError } from "./cli-error.ts";
+
+/** DATABASE_URL: an owner/admin connection (the CLI migrates, seeds and writes like the app). */
+export function databaseUrlSetting(context: CliContext): string {
+  const url = context.requireSetting("DATABASE_URL");
+  if (!/^postgres(ql)?:\/\//.test(url)) throw configError("DATABASE_URL is invalid: must be a postgres:// connection string");
+  return url;
+}
+
+function hostOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return "(unparsable URL)";
+  }
+}
+
+/** A connected client with a UTC session; the caller ends it. Connection errors name the host, never the password. */
+export async function connectDatabase(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: "subdata-cli", options: "-c TimeZone=UTC" });
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw new CliError(`could not connect to the database at ${hostOf(url)}: ${(error as Error).message}`, "database");
+  }
+  return client;
+}
+
+/** Runs work with a fresh connection and always closes it, so the CLI process can exit. */
+export async function withDatabase<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = await connectDatabase(url);
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

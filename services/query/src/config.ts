@@ -1,0 +1,21 @@
+import { env, loadConfig } from "@subdata/runtime";
+
+/** The query service's environment, validated at start-up; secrets have no default anywhere. */
+export const queryConfigShape = {
+  HOST: env.host(),
+  PORT: env.port(8091),
+  LOG_LEVEL: env.logLevel(),
+  /** The subdata_query role's connection: it can only SELECT. */
+  DATABASE_URL: env.databaseUrl(),
+  DATABASE_POOL_MAX: env.positiveInt(4),
+  DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
+  SUBDATA_SERVICE_TOKEN: env.secret(),
+  SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
+};
+
+export type QueryConfig = ReturnType<typeof loadQueryConfig>;
+
+/** Throws a ConfigError naming every bad variable (never their values). */
+export function loadQueryConfig(environment: NodeJS.ProcessEnv) {
+  return loadConfig(queryConfigShape, environment);
+}

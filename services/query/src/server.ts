@@ -1,0 +1,42 @@
+import {
+  type ConnectServer,
+  createConnectServer,
+  createHealthState,
+  createPageTokenCodec,
+  type HealthState,
+  type Logger,
+  type Pool,
+} from "@subdata/runtime";
+import { createOrderRepository } from "./order-repository.ts";
+import { createQueryRoutes, queryServiceNames } from "./routes.ts";
+import { createSubscriptionRepository } from "./subscription-repository.ts";
+
+export interface QueryServerDeps {
+  /** A pool of the subdata_query role, made with createPool({ readOnly: true, statementTimeoutMs }). */
+  pool: Pool;
+  /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
+  serviceToken: string;
+  /** SUBDATA_PAGE_TOKEN_SECRET: signs page tokens. */
+  pageTokenSecret: string;
+  logger: Logger;
+  /** The state grpc.health.v1 reports; main.ts turns it off on SIGTERM. A fresh, serving one by default. */
+  health?: HealthState;
+}
+
+/**
+ * The query service (SubscriptionService, OrderService, grpc.health.v1) over h2c, not yet listening:
+ * call listen(host, port) — port 0 in tests — and close() to drain. The caller owns the pool.
+ */
+export function createQueryServer(deps: QueryServerDeps): ConnectServer {
+  return createConnectServer({
+    routes: createQueryRoutes({
+      subscriptions: createSubscriptionRepository(deps.pool),
+      orders: createOrderRepository(deps.pool),
+      pageTokens: createPageTokenCodec(deps.pageTokenSecret),
+    }),
+    serviceNames: queryServiceNames,
+    serviceToken: deps.serviceToken,
+    logger: deps.logger,
+    health: deps.health ?? createHealthState(),
+  });
+}

@@ -1,0 +1,56 @@
+import { create } from "@bufbuild/protobuf";
+import { pgTimestampToProto, pgTimestampToProtoOrUndefined } from "@subdata/runtime";
+import {
+  type Charge,
+  ChargeSchema,
+  type Subscription,
+  SubscriptionSchema,
+} from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { chargeStatusFromDb, planIntervalFromDb, subscriptionStatusFromDb } from "./db-enums.ts";
+import { money } from "./money.ts";
+import type { ChargeRow, SubscriptionRow } from "./subscription-repository.ts";
+
+/** A subscription row (with its customer and plan) as the proto message. */
+export function subscriptionMessage(row: SubscriptionRow): Subscription {
+  return create(SubscriptionSchema, {
+    id: row.id,
+    merchantId: row.merchant_id,
+    status: subscriptionStatusFromDb(row.status),
+    customer: { id: row.customer_id, email: row.customer_email, name: row.customer_name },
+    plan: {
+      id: row.plan_id,
+      name: row.plan_name,
+      interval: planIntervalFromDb(row.plan_interval),
+      intervalCount: row.plan_interval_count,
+    },
+    price: money(row.price_minor, row.currency),
+    quantity: row.quantity,
+    currentPeriodStart: pgTimestampToProto(row.current_period_start),
+    currentPeriodEnd: pgTimestampToProto(row.current_period_end),
+    nextChargeAt: pgTimestampToProtoOrUndefined(row.next_charge_at),
+    trialEndsAt: pgTimestampToProtoOrUndefined(row.trial_ends_at),
+    pausedAt: pgTimestampToProtoOrUndefined(row.paused_at),
+    cancelledAt: pgTimestampToProtoOrUndefined(row.cancelled_at),
+    cancellationReason: row.cancellation_reason ?? undefined,
+    createdAt: pgTimestampToProto(row.created_at),
+    updatedAt: pgTimestampToProto(row.updated_at),
+    version: row.version,
+  });
+}
+
+/** A charge (aggregated as JSON with text bigints) as the proto message. */
+export function chargeMessage(subscriptionId: string, row: ChargeRow): Charge {
+  return create(ChargeSchema, {
+    id: row.id,
+    subscriptionId,
+    status: chargeStatusFromDb(row.status),
+    amount: money(BigInt(row.amount_minor), row.currency),
+    amountRefunded: money(BigInt(row.amount_refunded_minor), row.currency),
+    orderId: row.order_id ?? undefined,
+    failureCode: row.failure_code ?? undefined,
+    failureMessage: row.failure_message ?? undefined,
+    scheduledAt: pgTimestampToProto(row.scheduled_at),
+    processedAt: pgTimestampToProtoOrUndefined(row.processed_at),
+    createdAt: pgTimestampToProto(row.created_at),
+  });
+}

@@ -1,0 +1,142 @@
+import type { Pool } from "@subdata/runtime";
+import type { KeysetCursor } from "./keyset.ts";
+
+/** A subscription with its customer and plan, as the pool returns it (timestamps as exact text). */
+export interface SubscriptionRow {
+  id: string;
+  merchant_id: string;
+  status: string;
+  price_minor: bigint;
+  currency: string;
+  quantity: number;
+  current_period_start: string;
+  current_period_end: string;
+  next_charge_at: string | null;
+  trial_ends_at: string | null;
+  paused_at: string | null;
+  cancelled_at: string | null;
+  cancellation_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  version: bigint;
+  customer_id: string;
+  customer_email: string;
+  customer_name: string;
+  plan_id: string;
+  plan_name: string;
+  plan_interval: string;
+  plan_interval_count: number;
+}
+
+/**
+ * A charge as aggregated to JSON inside the subscription's query: bigints and timestamps travel as
+ * text so neither is rounded (JSON numbers are doubles, JSON timestamps would lose the exact text).
+ */
+export interface ChargeRow {
+  id: string;
+  status: string;
+  amount_minor: string;
+  amount_refunded_minor: string;
+  currency: string;
+  order_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  scheduled_at: string;
+  processed_at: string | null;
+  created_at: string;
+}
+
+export interface SubscriptionWithChargesRow extends SubscriptionRow {
+  charges: ChargeRow[];
+}
+
+export interface ListSubscriptionsQuery {
+  merchantId: string;
+  /** A subscription_status label, or null for all. */
+  status: string | null;
+  /** Start strictly after this row; null for the first page. */
+  after: KeysetCursor | null;
+  /** Rows to fetch: the page size plus one, to learn whether there is a next page. */
+  limit: number;
+}
+
+export interface SubscriptionRepository {
+  list(query: ListSubscriptionsQuery): Promise<SubscriptionRow[]>;
+  /** The merchant's subscription with all its charges (oldest first), or undefined. */
+  findWithCharges(merchantId: string, subscriptionId: string): Promise<SubscriptionWithChargesRow | undefined>;
+}
+
+const COLUMNS = `s.id, s.merchant_id, s.status, s.price_minor, s.currency, s.quantity,
+  s.current_period_start, s.current_period_end, s.next_charge_at, s.trial_ends_at, s.paused_at,
+  s.cancelled_at, s.cancellation_reason, s.created_at, s.updated_at, s.version,
+  c.id AS customer_id, c.email AS customer_email, c.name AS customer_name,
+  p.id AS plan_id, p.name AS plan_name, p.interval AS plan_interval, p.interval_count AS plan_interval_count`;
+
+// The joins repeat the tenant condition: even a customer or plan wrongly linked across merchants
+// can never be shown to another merchant.
+const FROM = `FROM subscriptions s
+  JOIN customers c ON c.id = s.customer_id AND c.merchant_id = $1
+  JOIN plans p ON p.id = s.plan_id AND p.merchant_id = $1`;
+
+const CHARGES = `(SELECT coalesce(json_agg(json_build_object(
+    'id', ch.id, 'status', ch.status, 'amount_minor', ch.amount_minor::text,
+    'amount_refunded_minor', ch.amount_refunded_minor::text, 'currency', ch.currency, 'order_id', ch.order_id,
+    'failure_code', ch.failure_code, 'failure_message', ch.failure_message,
+    'scheduled_at', ch.scheduled_at::text, 'processed_at', ch.processed_at::text, 'created_at', ch.created_at::text
+  ) ORDER BY ch.created_at, ch.id), '[]'::json)
+  FROM charges ch WHERE ch.merchant_id = $1 AND ch.subscription_id = s.id) AS charges`;
+
+interface Statement {
+  name: string;
+  text: string;
+}
+
+/**
+ * One named statement per (filter, first page or not) combination, so each is prepared once per
+ * connection and planned for its own index: subscriptions_merchant_keyset without a status,
+ * subscriptions_merchant_status_keyset with one. The keyset is the row comparison the index orders by.
+ */
+function listStatement(byStatus: boolean, afterCursor: boolean): Statement {
+  const conditions = ["s.merchant_id = $1"];
+  let next = 2;
+  if (byStatus) conditions.push(`s.status = $${next++}::subscription_status`);
+  if (afterCursor) conditions.push(`(s.created_at, s.id) > ($${next++}::timestamptz, $${next++}::text)`);
+  return {
+    name: `query_list_subscriptions_${byStatus ? "status" : "all"}_${afterCursor ? "after" : "first"}`,
+    text: `SELECT ${COLUMNS} ${FROM} WHERE ${conditions.join(" AND ")} ORDER BY s.created_at, s.id LIMIT $${next}`,
+  };
+}
+
+const LIST_STATEMENTS = {
+  all: { first: listStatement(false, false), after: listStatement(false, true) },
+  status: { first: listStatement(true, false), after: listStatement(true, true) },
+};
+
+const GET_WITH_CHARGES: Statement = {
+  name: "query_get_subscription_with_charges",
+  // One statement, so the subscription and its charges come from one snapshot.
+  text: `SELECT ${COLUMNS}, ${CHARGES} ${FROM} WHERE s.merchant_id = $1 AND s.id = $2`,
+};
+
+/** Parameterised SQL over the subscriptions of one merchant at a time; every statement has merchant_id = $1. */
+export function createSubscriptionRepository(pool: Pool): SubscriptionRepository {
+  return {
+    async list(query) {
+      const variants = query.status === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.status;
+      const statement = query.after === null ? variants.first : variants.after;
+      const values: unknown[] = [query.merchantId];
+      if (query.status !== null) values.push(query.status);
+      if (query.after !== null) values.push(query.after.createdAt, query.after.id);
+      values.push(query.limit);
+      const result = await pool.query<SubscriptionRow>({ ...statement, values });
+      return result.rows;
+    },
+    async findWithCharges(merchantId, subscriptionId) {
+      const result = await pool.query<SubscriptionWithChargesRow>({ ...GET_WITH_CHARGES, values: [merchantId, subscriptionId] });
+      return result.rows[0];
+    },
+  };
+}
+
+/** The statements' SQL, for tests that EXPLAIN them. */
+export const subscriptionStatements = { list: LIST_STATEMENTS, getWithCharges: GET_WITH_CHARGES };

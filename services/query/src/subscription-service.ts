@@ -1,0 +1,57 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec } from "@subdata/runtime";
+import {
+  GetSubscriptionResponseSchema,
+  ListSubscriptionsResponseSchema,
+  SubscriptionService,
+} from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { subscriptionStatusToDb } from "./db-enums.ts";
+import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
+import { resolvePageSize } from "./page-size.ts";
+import { isIdWithPrefix, requireMerchantId } from "./request-fields.ts";
+import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";
+import type { SubscriptionRepository } from "./subscription-repository.ts";
+
+export interface SubscriptionServiceDeps {
+  subscriptions: SubscriptionRepository;
+  pageTokens: PageTokenCodec;
+}
+
+const LIST_METHOD = `${SubscriptionService.typeName}/${SubscriptionService.method.listSubscriptions.name}`;
+
+/** subdata.subscription.v1.SubscriptionService: one merchant's subscriptions, read-only. */
+export function createSubscriptionService(deps: SubscriptionServiceDeps): ServiceImpl<typeof SubscriptionService> {
+  return {
+    async listSubscriptions(request) {
+      const merchantId = requireMerchantId(request.merchantId);
+      const pageSize = resolvePageSize(request.pageSize);
+      const status = subscriptionStatusToDb(request.status);
+      if (status === undefined) throw invalidArgument("status", "is not a subscription status");
+      // The token is bound to the filter as the client sent it, so a token made for one status
+      // (or for all) is refused with any other.
+      const binding: PageTokenBinding = { method: LIST_METHOD, merchantId, filter: { status: status ?? "" } };
+      const after = request.pageToken === "" ? null : positionToCursor(deps.pageTokens.decode(request.pageToken, binding));
+
+      const rows = await deps.subscriptions.list({ merchantId, status, after, limit: pageSize + 1 });
+      const { page, next } = splitPage(rows, pageSize);
+      return create(ListSubscriptionsResponseSchema, {
+        subscriptions: page.map(subscriptionMessage),
+        nextPageToken: next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next)),
+      });
+    },
+
+    async getSubscription(request) {
+      const merchantId = requireMerchantId(request.merchantId);
+      if (request.subscriptionId === "") throw invalidArgument("subscription_id", "is required");
+      // A malformed id cannot exist: answer exactly as for an unknown one, without a query.
+      if (!isIdWithPrefix(request.subscriptionId, "sub")) throw notFound("subscription");
+      const row = await deps.subscriptions.findWithCharges(merchantId, request.subscriptionId);
+      if (row === undefined) throw notFound("subscription");
+      return create(GetSubscriptionResponseSchema, {
+        subscription: subscriptionMessage(row),
+        charges: row.charges.map((charge) => chargeMessage(row.id, charge)),
+      });
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { env, loadConfig } from "@subdata/runtime";
+import { z } from "zod";
+import { deliveryPipelineConfigShape } from "./delivery-config.ts";
+
+/** The webhook service's environment, validated at start-up; secrets have no default anywhere. */
+export const webhookConfigShape = {
+  // The delivery pipeline's variables (SUBDATA_WEBHOOK_ALLOW_PRIVATE, SUBDATA_WEBHOOK_RETRY_SCHEDULE,
+  // SUBDATA_EVENTS_STREAM, …): one process, one validated environment.
+  ...deliveryPipelineConfigShape,
+  HOST: env.host(),
+  PORT: env.port(8093),
+  LOG_LEVEL: env.logLevel(),
+  /** The subdata_webhook role's connection. */
+  DATABASE_URL: env.databaseUrl(),
+  DATABASE_POOL_MAX: env.positiveInt(4),
+  DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
+  SUBDATA_SERVICE_TOKEN: env.secret(),
+  SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
+  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
+  /** Base64 of exactly 32 random bytes: seals signing secrets at rest (AES-256-GCM). */
+  SUBDATA_WEBHOOK_SECRET_KEY: z
+    .string({ message: "must be set (base64 of 32 random bytes; no default)" })
+    .refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, "base64").length === 32, {
+      message: "must be base64 of exactly 32 bytes (e.g. openssl rand -base64 32)",
+    }),
+  /**
+   * Local development only: plain http and private, loopback and link-local targets are allowed, both
+   * when endpoints are registered (url-policy.ts) and when deliveries connect (the pipeline).
+   */
+  SUBDATA_WEBHOOK_ALLOW_PRIVATE: env.boolean(false),
+};
+
+export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
+
+/** Throws a ConfigError naming every bad variable (never their values). */
+export function loadWebhookConfig(environment: NodeJS.ProcessEnv) {
+  return loadConfig(webhookConfigShape, environment);
+}

@@ -1,0 +1,67 @@
+import { createHealthState, createLogger, createPool, handleShutdown } from "@subdata/runtime";
+import { loadWebhookConfig } from "./config.ts";
+import { connectNats } from "./event-stream.ts";
+import { createDeliveryPipeline, type DeliveryPipeline, deliveryPipelineSettings } from "./pipeline.ts";
+import { createBackoff, sleep } from "./relay-backoff.ts";
+import { createSecretBox } from "./secret-box.ts";
+import { createWebhookServer } from "./server.ts";
+
+// Wiring only: config → pool, secret box → RPC server; then NATS → delivery pipeline. SIGTERM drains in order.
+const config = loadWebhookConfig(process.env);
+const logger = createLogger({ name: "webhook", level: config.LOG_LEVEL });
+const pool = createPool({
+  connectionString: config.DATABASE_URL,
+  max: config.DATABASE_POOL_MAX,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  applicationName: "subdata-webhook",
+});
+pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
+const secretBox = createSecretBox(config.SUBDATA_WEBHOOK_SECRET_KEY);
+const health = createHealthState();
+
+let pipeline: DeliveryPipeline | undefined;
+let nats: Awaited<ReturnType<typeof connectNats>> | undefined;
+const stopping = new AbortController();
+
+const server = createWebhookServer({
+  pool,
+  serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
+  secretBox,
+  allowPrivate: config.SUBDATA_WEBHOOK_ALLOW_PRIVATE,
+  logger,
+  // Until the pipeline runs, scheduled rows simply wait in Postgres for it.
+  pipeline: { wake: () => pipeline?.wake() },
+  health,
+});
+
+handleShutdown({
+  logger,
+  steps: [
+    { name: "health", run: () => health.setServing(false) },
+    { name: "connect", run: () => stopping.abort() },
+    { name: "server", run: () => server.close() },
+    { name: "pipeline", run: () => pipeline?.stop() },
+    { name: "nats", run: () => nats?.drain() },
+    { name: "pool", run: () => pool.end() },
+  ],
+});
+
+const address = await server.listen(config.HOST, config.PORT);
+logger.info({ host: address.address, port: address.port }, "webhook service listening");
+
+// The RPCs do not need NATS, so they serve while it is down; the pipeline starts once it answers.
+const backoff = createBackoff({ initialMs: 500, maxMs: 15_000 });
+while (nats === undefined && !stopping.signal.aborted) {
+  try {
+    nats = await connectNats(config.NATS_URL, "subdata-webhook");
+  } catch (error) {
+    logger.warn({ err: error }, "NATS not available yet; retrying");
+    await sleep(backoff.next(), stopping.signal);
+  }
+}
+if (nats !== undefined && !stopping.signal.aborted) {
+  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: deliveryPipelineSettings(config), logger });
+  pipeline.start();
+  logger.info("delivery pipeline started");
+}

@@ -1,0 +1,103 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger, Pool } from "@subdata/runtime";
+import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./deliver-webhook.ts";
+import { type DeliveryPipelineSettings, formatDuration } from "./delivery-config.ts";
+import { type DeliveryWakeups, listenForDeliveries } from "./delivery-repository.ts";
+import { createDeliveryWorker } from "./delivery-worker.ts";
+import { createEventConsumer } from "./event-consumer.ts";
+import { createEventIngester } from "./ingest-event.ts";
+import { createSafeHttpClient, type Resolver } from "./safe-http-client.ts";
+import type { SecretBox } from "./secret-box.ts";
+
+export {
+  deliveryPipelineConfigShape,
+  deliveryPipelineSettings,
+  type DeliveryPipelineConfig,
+  type DeliveryPipelineSettings,
+} from "./delivery-config.ts";
+export { DELIVERY_CHANNEL } from "./delivery-repository.ts";
+
+/**
+ * The webhook delivery pipeline: the JetStream consumer that turns events into stored deliveries, and
+ * the workers that send due deliveries. main.ts creates it once, starts it, and stops it on SIGTERM
+ * before closing the pool and the NATS connection.
+ */
+
+export interface DeliveryPipelineDeps {
+  /** The subdata_webhook role's pool. */
+  pool: Pool;
+  nats: NatsConnection;
+  secretBox: SecretBox;
+  config: DeliveryPipelineSettings;
+  logger: Logger;
+  clock?: Clock;
+  /** Host name resolution for webhook targets (tests only). */
+  resolve?: Resolver;
+}
+
+export interface DeliveryPipeline {
+  start(): void;
+  /** Deliver due rows now, e.g. after ResendEvent inserted some (NOTIFY subdata_webhook_delivery also works). */
+  wake(): void;
+  /** Stops pulling events, lets in-flight deliveries finish and be recorded, then resolves. */
+  stop(): Promise<void>;
+}
+
+const systemClock: Clock = { now: () => new Date() };
+
+export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipeline {
+  const { config, logger } = deps;
+  const requestTimeoutMs = config.requestTimeoutMs ?? 15_000;
+  const http = createSafeHttpClient({
+    allowPrivate: config.allowPrivate,
+    timeoutMs: requestTimeoutMs,
+    maxResponseBytes: RESPONSE_BODY_LOG_BYTES,
+    ...(deps.resolve ? { resolve: deps.resolve } : {}),
+  });
+  const worker = createDeliveryWorker({
+    pool: deps.pool,
+    secretBox: deps.secretBox,
+    sender: createWebhookSender({ http, clock: deps.clock ?? systemClock }),
+    logger,
+    concurrency: config.concurrency,
+    perEndpointConcurrency: config.perEndpointConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 4)),
+    leaseMs: config.leaseMs ?? requestTimeoutMs + 15_000,
+    pollIntervalMs: config.pollIntervalMs ?? 1_000,
+    retrySchedule: config.retrySchedule,
+    disableAfterMs: config.disableAfterMs,
+    disableReason: `no successful delivery for ${formatDuration(config.disableAfterMs)}`,
+    merchantIds: config.merchantIds,
+  });
+  const consumer = createEventConsumer(deps.nats, {
+    stream: config.stream,
+    subjectPrefix: config.subjectPrefix,
+    consumerName: config.consumerName,
+    ackWaitMs: config.ackWaitMs ?? 30_000,
+    logger,
+    handle: createEventIngester({
+      pool: deps.pool,
+      logger,
+      storeRetryMs: config.storeRetryMs ?? 5_000,
+      onDeliveries: () => worker.wake(),
+    }),
+  });
+  let wakeups: DeliveryWakeups | undefined;
+  let started = false;
+
+  return {
+    start() {
+      if (started) return;
+      started = true;
+      if (config.listen ?? true) wakeups = listenForDeliveries(deps.pool, () => worker.wake(), logger);
+      worker.start();
+      consumer.start();
+    },
+    wake: () => worker.wake(),
+    async stop() {
+      await consumer.stop();
+      await worker.stop();
+      await wakeups?.close();
+      await http.close();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { env, loadConfig } from "@subdata/runtime";
+import { z } from "zod";
+
+/** The relay's environment. It connects to Postgres as subdata_webhook (DATABASE_URL). */
+export const relayConfigShape = {
+  HOST: env.host(),
+  /** Plain HTTP liveness/readiness (GET /healthz, /readyz); 0 picks a free port. */
+  SUBDATA_RELAY_HEALTH_PORT: env.port(8094),
+  LOG_LEVEL: env.logLevel(),
+  DATABASE_URL: env.databaseUrl(),
+  DATABASE_POOL_MAX: env.positiveInt(2),
+  DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
+  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
+  SUBDATA_EVENTS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name").default("SUBDATA_EVENTS"),
+  SUBDATA_EVENTS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated subject tokens without wildcards")
+    .default("subdata.events"),
+  /** 1 on one machine; 3 in production (see RELAY.md). */
+  SUBDATA_EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Rows claimed per transaction; also the bound on publishes in flight. */
+  SUBDATA_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(100),
+  /** Fallback poll when no NOTIFY arrives (a lost notification costs at most this much latency). */
+  SUBDATA_RELAY_POLL_INTERVAL_MS: env.positiveInt(1_000),
+  /** Published outbox rows older than this are deleted (JetStream keeps its own copy for max_age). */
+  SUBDATA_RELAY_RETENTION_DAYS: env.positiveInt(7),
+} as const;
+
+export type RelayConfig = ReturnType<typeof loadRelayConfig>;
+
+export function loadRelayConfig(source: NodeJS.ProcessEnv) {
+  return loadConfig(relayConfigShape, source);
+}

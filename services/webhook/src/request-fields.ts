@@ -1,0 +1,42 @@
+import { randomUUID } from "node:crypto";
+import { Code } from "@connectrpc/connect";
+import { ErrorReason, errorWithReason, invalidArgument } from "@subdata/runtime";
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+// Ids are "prefix_" + 32 hex digits (subdata_new_id); anything else cannot exist, so it answers NOT_FOUND
+// without a query. Kept loose (alphanumerics) so ids made by other writers stay addressable.
+const ID_BODY = /^[A-Za-z0-9_]{1,64}$/;
+
+/** The same format as subdata_new_id(prefix) in SQL: "prefix_" + 32 hex digits. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomUUID().replaceAll("-", "")}`;
+}
+
+/** merchant_id is required on every request; it comes from an authenticated caller. */
+export function requireMerchantId(merchantId: string): string {
+  if (merchantId === "") throw invalidArgument("merchant_id", "is required");
+  if (merchantId.length > 255) throw invalidArgument("merchant_id", "is too long");
+  return merchantId;
+}
+
+/** A required id field: empty is INVALID_ARGUMENT; returns whether it could name a row with `prefix`. */
+export function requireId(field: string, value: string, prefix: string): { id: string; wellFormed: boolean } {
+  if (value === "") throw invalidArgument(field, "is required");
+  return { id: value, wellFormed: value.startsWith(`${prefix}_`) && ID_BODY.test(value.slice(prefix.length + 1)) };
+}
+
+/** page_size: 0 means the default, 1–200 as asked, anything else is refused. */
+export function resolvePageSize(pageSize: number): number {
+  if (pageSize === 0) return DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    throw invalidArgument("page_size", `must be between 1 and ${MAX_PAGE_SIZE} (0 means ${DEFAULT_PAGE_SIZE})`);
+  }
+  return pageSize;
+}
+
+/** Scheduling work for a disabled endpoint would only be cancelled: the caller must enable it first. */
+export function endpointDisabled() {
+  return errorWithReason("the endpoint is disabled; enable it before sending events to it", Code.FailedPrecondition, ErrorReason.INVALID_ARGUMENT);
+}

@@ -1,0 +1,232 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { RecordReadRequestSchema } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { errorDetailOf, ErrorReason } from "@subdata/runtime";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createFixtures } from "../support/fixtures.ts";
+import { startAuthService, type AuthHarness } from "./auth-harness.ts";
+
+async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await promise;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("expected the call to fail");
+}
+
+type RecordInit = MessageInitShape<typeof RecordReadRequestSchema>;
+
+function read(merchantId: string, apiKeyId: string, overrides: Partial<RecordInit> = {}): RecordInit {
+  return {
+    merchantId,
+    apiKeyId,
+    requestId: `req_${randomUUID()}`,
+    method: "GET",
+    route: "/v1/subscriptions",
+    query: "limit=2&status=ACTIVE",
+    resourceIds: ["sub_a", "sub_b"],
+    resultCount: 2,
+    status: 200,
+    clientIp: "198.51.100.4",
+    userAgent: "curl/8.5",
+    latency: create(DurationSchema, { seconds: 0n, nanos: 1_234_000 }),
+    ...overrides,
+  };
+}
+
+describe("the audit service", () => {
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
+  const fixtures = createFixtures(admin);
+  let auth: AuthHarness;
+
+  beforeAll(async () => {
+    auth = await startAuthService();
+  });
+
+  afterAll(async () => {
+    await auth?.close();
+    await admin.end();
+  });
+
+  it("writes every one of 200 concurrent records before answering, in fewer INSERTs than records", async () => {
+    const merchantId = await fixtures.merchant();
+    const flushesBefore = auth.auditFlushes.length;
+    const statementsBefore = auth.statements.length;
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => auth.audit.recordRead(read(merchantId, "key_load", { resultCount: i }))));
+    const ids = answers.map((answer) => answer.auditEventId);
+    expect(new Set(ids).size).toBe(200);
+    // Every answer came after its row committed: all 200 are readable now, without waiting.
+    const rows = await admin.query("SELECT id, result_count FROM audit_events WHERE merchant_id = $1", [merchantId]);
+    expect(rows.rows.map((row) => row.id).sort()).toEqual([...ids].sort());
+    const flushes = auth.auditFlushes.slice(flushesBefore);
+    const inserts = auth.statements.slice(statementsBefore).filter((sql) => /INSERT INTO audit_events/.test(sql));
+    expect(flushes.every((flush) => flush.ok)).toBe(true);
+    expect(flushes.reduce((sum, flush) => sum + flush.size, 0)).toBe(200);
+    expect(inserts.length).toBe(flushes.length);
+    expect(inserts.length).toBeLessThan(200);
+  });
+
+  it("keeps every field of a record as sent", async () => {
+    const merchantId = await fixtures.merchant();
+    const occurredAt = create(TimestampSchema, { seconds: 1_790_000_000n, nanos: 123_456_000 });
+    const sent = read(merchantId, "key_fields", { occurredAt, status: 404, resultCount: 0, resourceIds: ["sub_missing"], query: "" });
+    const { auditEventId } = await auth.audit.recordRead(sent);
+    const page = await auth.audit.listAuditEvents({ merchantId });
+    expect(page.auditEvents).toHaveLength(1);
+    expect(page.auditEvents[0]).toMatchObject({
+      id: auditEventId,
+      merchantId,
+      apiKeyId: "key_fields",
+      requestId: sent.requestId,
+      occurredAt: { seconds: 1_790_000_000n, nanos: 123_456_000 },
+      method: "GET",
+      route: "/v1/subscriptions",
+      query: "",
+      resourceIds: ["sub_missing"],
+      resultCount: 0,
+      status: 404,
+      clientIp: "198.51.100.4",
+      userAgent: "curl/8.5",
+      latency: { seconds: 0n, nanos: 1_234_000 },
+    });
+  });
+
+  it("refuses a record without its required fields", async () => {
+    const merchantId = await fixtures.merchant();
+    for (const missing of [{ merchantId: "" }, { apiKeyId: "" }, { requestId: "" }, { status: 0 }]) {
+      const error = await rejection(auth.audit.recordRead(read(merchantId, "key_x", missing)));
+      expect(error.code).toBe(Code.InvalidArgument);
+    }
+  });
+
+  it("lists one merchant's events oldest first, by key when asked, page by page", async () => {
+    const merchantId = await fixtures.merchant();
+    const other = await fixtures.merchant();
+    const base = 1_800_000_000n;
+    const expected: string[] = [];
+    // Written newest first, with ties on occurred_at, to prove the order comes from (occurred_at, id).
+    for (let i = 9; i >= 0; i--) {
+      const occurredAt = create(TimestampSchema, { seconds: base + BigInt(Math.floor(i / 2)) });
+      const answer = await auth.audit.recordRead(read(merchantId, i % 2 === 0 ? "key_even" : "key_odd", { occurredAt }));
+      expected.push(`${base + BigInt(Math.floor(i / 2))}|${answer.auditEventId}|${i % 2 === 0 ? "key_even" : "key_odd"}`);
+    }
+    await auth.audit.recordRead(read(other, "key_even", { occurredAt: create(TimestampSchema, { seconds: base }) }));
+    const ordered = expected.sort();
+
+    async function walk(apiKeyId: string): Promise<string[]> {
+      const seen: string[] = [];
+      let pageToken = "";
+      do {
+        const page = await auth.audit.listAuditEvents({ merchantId, apiKeyId, pageSize: 3, pageToken });
+        for (const event of page.auditEvents) {
+          expect(event.merchantId).toBe(merchantId);
+          seen.push(`${event.occurredAt!.seconds}|${event.id}|${event.apiKeyId}`);
+        }
+        pageToken = page.nextPageToken;
+      } while (pageToken !== "");
+      return seen;
+    }
+
+    expect(await walk("")).toEqual(ordered);
+    expect(await walk("key_even")).toEqual(ordered.filter((line) => line.endsWith("key_even")));
+
+    const first = await auth.audit.listAuditEvents({ merchantId, pageSize: 3 });
+    for (const misuse of [
+      { merchantId, apiKeyId: "key_even", pageToken: first.nextPageToken },
+      { merchantId: other, pageToken: first.nextPageToken },
+      { merchantId, pageToken: `${first.nextPageToken}x` },
+    ]) {
+      const error = await rejection(auth.audit.listAuditEvents({ ...misuse, pageSize: 3 }));
+      expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
+    }
+  });
+});
+
+describe("when the audit log cannot be written", () => {
+  it("answers UNAVAILABLE for exactly the records of the failed batch", async () => {
+    let failInserts = true;
+    const auth = await startAuthService({
+      wrapDb: (db) => ({
+        query: ((...args: Parameters<typeof db.query>) => {
+          if (failInserts && String(args[0]).includes("INSERT INTO audit_events")) {
+            return Promise.reject(Object.assign(new Error("Connection terminated unexpectedly"), { code: "08006" }));
+          }
+          return (db.query as (...a: unknown[]) => unknown)(...args);
+        }) as typeof db.query,
+      }),
+    });
+    const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 1 });
+    try {
+      const merchantId = await createFixtures(admin).merchant();
+      const error = await rejection(auth.audit.recordRead(read(merchantId, "key_down")));
+      expect(error.code).toBe(Code.Unavailable);
+      expect(errorDetailOf(error)?.reason).toBe(ErrorReason.DEPENDENCY_UNAVAILABLE);
+      failInserts = false;
+      await auth.audit.recordRead(read(merchantId, "key_down"));
+      const rows = await admin.query("SELECT count(*)::int AS n FROM audit_events WHERE merchant_id = $1", [merchantId]);
+      expect(rows.rows[0].n).toBe(1);
+    } finally {
+      await auth.close();
+      await admin.end();
+    }
+  });
+});
+
+describe("the audit table is append-only in the database", () => {
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 1 });
+  const asAuth = new pg.Pool({ connectionString: inject("roleDatabaseUrls").auth, max: 1 });
+  let merchantId = "";
+
+  beforeAll(async () => {
+    merchantId = await createFixtures(admin).merchant();
+    await asAuth.query(
+      `INSERT INTO audit_events (id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, resource_ids,
+         result_count, status, client_ip, user_agent, latency_micros)
+       VALUES ($1, now(), $2, 'key_ro', 'req', 'GET', '/v1/orders', '', '{}', 0, 200, '', '', 1)`,
+      [`aud_${randomUUID().replaceAll("-", "")}`, merchantId],
+    );
+  });
+
+  afterAll(async () => {
+    await asAuth.end();
+    await admin.end();
+  });
+
+  it.each([
+    ["UPDATE", "UPDATE audit_events SET status = 500 WHERE merchant_id = $1"],
+    ["DELETE", "DELETE FROM audit_events WHERE merchant_id = $1"],
+    ["TRUNCATE", "TRUNCATE audit_events"],
+  ])("refuses %s to the auth role", async (verb, sql) => {
+    const params = verb === "TRUNCATE" ? [] : [merchantId];
+    await expect(asAuth.query(sql, params)).rejects.toThrow(/permission denied/);
+  });
+
+  it.each([
+    ["UPDATE", "UPDATE audit_events SET status = 500 WHERE merchant_id = $1"],
+    ["DELETE", "DELETE FROM audit_events WHERE merchant_id = $1"],
+    ["TRUNCATE", "TRUNCATE audit_events"],
+  ])("refuses %s even to the superuser, through the triggers", async (verb, sql) => {
+    const params = verb === "TRUNCATE" ? [] : [merchantId];
+    await expect(admin.query(sql, params)).rejects.toThrow(/append-only/);
+    const still = await admin.query("SELECT status FROM audit_events WHERE merchant_id = $1", [merchantId]);
+    expect(still.rows).toEqual([{ status: 200 }]);
+  });
+
+  it("grants no service role anything but SELECT and INSERT on the logs", async () => {
+    const privileges = await admin.query<{ role: string; relation: string; privilege: string }>(
+      `SELECT r.rolname AS role, t.relation, p.privilege
+       FROM pg_roles r
+       CROSS JOIN (VALUES ('audit_events'), ('security_events')) AS t(relation)
+       CROSS JOIN (VALUES ('SELECT'), ('INSERT'), ('UPDATE'), ('DELETE'), ('TRUNCATE')) AS p(privilege)
+       WHERE r.rolname LIKE 'subdata\\_%' AND has_table_privilege(r.rolname, t.relation, p.privilege)`,
+    );
+    expect(privileges.rows.filter((row) => row.privilege !== "SELECT" && row.privilege !== "INSERT")).toEqual([]);
+    expect(privileges.rows.every((row) => row.role === "subdata_auth")).toBe(true);
+  });
+});
+

@@ -1,0 +1,100 @@
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { createAuthDependencies, createAuthServer, createNatsRevocationPublisher, type AuthDependencies } from "@subdata/auth";
+import type { Queryable } from "@subdata/auth/queryable";
+import { createLogger, createPool, createServiceTransport } from "@subdata/runtime";
+import { inject } from "vitest";
+
+export interface AuthHarnessOptions {
+  /** Wraps the auth role's pool, e.g. to fail statements. */
+  wrapDb?: (db: Queryable) => Queryable;
+  natsUrl?: string;
+}
+
+/**
+ * The auth service in-process, as main.ts wires it, on port 0 with the subdata_auth role, real NATS,
+ * a log captured in memory and every SQL statement the service sends recorded in order.
+ */
+export interface AuthHarness {
+  apiKeys: Client<typeof ApiKeyService>;
+  audit: Client<typeof AuditService>;
+  /** Clients that present no service credential at all, or a wrong one. */
+  anonymous: { apiKeys: Client<typeof ApiKeyService>; audit: Client<typeof AuditService> };
+  wrongCredential: { apiKeys: Client<typeof ApiKeyService> };
+  baseUrl: string;
+  serviceToken: string;
+  deps: AuthDependencies;
+  /** SQL text of every statement the service sent, in order. */
+  statements: string[];
+  /** Every log line the service wrote. */
+  logs: string[];
+  auditFlushes: Array<{ size: number; ok: boolean }>;
+  close(): Promise<void>;
+}
+
+export async function startAuthService(options: AuthHarnessOptions = {}): Promise<AuthHarness> {
+  const serviceToken = randomBytes(32).toString("hex");
+  const logs: string[] = [];
+  const logger = createLogger({
+    name: "auth-test",
+    level: "trace",
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const pool = createPool({ connectionString: inject("roleDatabaseUrls").auth, applicationName: "auth-test", max: 4 });
+  const statements: string[] = [];
+  const recording = {
+    query: (...args: unknown[]) => {
+      const first = args[0];
+      statements.push(typeof first === "string" ? first : String((first as { text?: string }).text));
+      return (pool.query as (...a: unknown[]) => unknown)(...args);
+    },
+  } as Queryable;
+  const db = options.wrapDb ? options.wrapDb(recording) : recording;
+  const revocations = createNatsRevocationPublisher({ servers: options.natsUrl ?? inject("natsUrl"), logger, retryDelayMs: 200 });
+  const auditFlushes: Array<{ size: number; ok: boolean }> = [];
+  const deps = createAuthDependencies({
+    db,
+    logger,
+    pageTokenSecret: randomBytes(32).toString("hex"),
+    revocations,
+    onAuditFlush: (outcome) => auditFlushes.push(outcome),
+  });
+  const server = createAuthServer({ ...deps, serviceToken, logger });
+  const address = await server.listen("127.0.0.1", 0);
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+  const transport = createServiceTransport({ baseUrl, serviceToken });
+  const anonymousTransport = createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true });
+  const wrongTransport = createServiceTransport({ baseUrl, serviceToken: randomBytes(32).toString("hex") });
+  return {
+    apiKeys: createClient(ApiKeyService, transport.transport),
+    audit: createClient(AuditService, transport.transport),
+    anonymous: {
+      apiKeys: createClient(ApiKeyService, anonymousTransport),
+      audit: createClient(AuditService, anonymousTransport),
+    },
+    wrongCredential: { apiKeys: createClient(ApiKeyService, wrongTransport.transport) },
+    baseUrl,
+    serviceToken,
+    deps,
+    statements,
+    logs,
+    auditFlushes,
+    async close() {
+      transport.close();
+      wrongTransport.close();
+      await server.close();
+      await deps.close();
+      await revocations.close();
+      await pool.end();
+    },
+  };
+}

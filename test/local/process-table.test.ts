@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { loadLocalConfig } from "../../deploy/local/src/config.ts";
+import type { DevSecrets } from "../../deploy/local/src/dev-secrets.ts";
+import type { ManagedProcess } from "../../deploy/local/src/managed-process.ts";
+import { buildProcessTable, childEnvironment } from "../../deploy/local/src/process-table.ts";
+import { renderSummary } from "../../deploy/local/src/summary.ts";
+
+const secrets: DevSecrets = {
+  SUBDATA_SERVICE_TOKEN: "service-token-0123456789abcdef0123456789",
+  SUBDATA_PAGE_TOKEN_SECRET: "page-token-secret-0123456789abcdef0123",
+  SUBDATA_WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+  SUBDATA_POSTGRES_PASSWORD: "adminpw00000000000000000000000000000",
+  SUBDATA_QUERY_DB_PASSWORD: "querypw0000000000000000000000000000",
+  SUBDATA_AUTH_DB_PASSWORD: "authpw00000000000000000000000000000",
+  SUBDATA_WEBHOOK_DB_PASSWORD: "webhookpw000000000000000000000000000",
+};
+const adminUrl = `postgres://postgres:${secrets.SUBDATA_POSTGRES_PASSWORD}@127.0.0.1:54329/subdata`;
+const roleUrls = {
+  query: `postgres://subdata_query:${secrets.SUBDATA_QUERY_DB_PASSWORD}@127.0.0.1:54329/subdata`,
+  auth: `postgres://subdata_auth:${secrets.SUBDATA_AUTH_DB_PASSWORD}@127.0.0.1:54329/subdata`,
+  webhook: `postgres://subdata_webhook:${secrets.SUBDATA_WEBHOOK_DB_PASSWORD}@127.0.0.1:54329/subdata`,
+};
+const config = loadLocalConfig({}, "/repo");
+const table = buildProcessTable({ config, secrets, roleUrls, natsUrl: "nats://127.0.0.1:4222" });
+const byName = (name: string) => {
+  const spec = table.find((entry) => entry.name === name);
+  if (!spec) throw new Error(`no ${name} in the table`);
+  return spec;
+};
+
+describe("the process table", () => {
+  it("lists every process with its entry file and default port", () => {
+    expect(table.map(({ name, entry, port }) => ({ name, entry, port }))).toEqual([
+      { name: "query", entry: "services/query/src/main.ts", port: 8091 },
+      { name: "auth", entry: "services/auth/src/main.ts", port: 8092 },
+      { name: "webhook", entry: "services/webhook/src/main.ts", port: 8093 },
+      { name: "relay", entry: "services/webhook/src/relay-main.ts", port: 8094 },
+      { name: "gateway", entry: "gateway/src/main.ts", port: 8080 },
+    ]);
+  });
+
+  it("gives each service its own role's connection and the gateway none", () => {
+    expect(byName("query").env.DATABASE_URL).toBe(roleUrls.query);
+    expect(byName("auth").env.DATABASE_URL).toBe(roleUrls.auth);
+    expect(byName("webhook").env.DATABASE_URL).toBe(roleUrls.webhook);
+    expect(byName("relay").env.DATABASE_URL).toBe(roleUrls.webhook);
+    expect(byName("gateway").env.DATABASE_URL).toBeUndefined();
+    for (const spec of table) expect(Object.values(spec.env)).not.toContain(adminUrl);
+  });
+
+  it("never hands the launcher's own admin DATABASE_URL down to a child", () => {
+    const env = childEnvironment({ DATABASE_URL: adminUrl, PATH: "/usr/bin", PORT: "1" }, byName("gateway"));
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.PATH).toBe("/usr/bin");
+    expect(env.PORT).toBe("8080");
+  });
+
+  it("sets the shared settings on every process and the webhook key only where it is used", () => {
+    for (const spec of table) {
+      expect(spec.env).toMatchObject({
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        SUBDATA_SERVICE_TOKEN: secrets.SUBDATA_SERVICE_TOKEN,
+        SUBDATA_PAGE_TOKEN_SECRET: secrets.SUBDATA_PAGE_TOKEN_SECRET,
+        NATS_URL: "nats://127.0.0.1:4222",
+        SUBDATA_QUERY_URL: "http://127.0.0.1:8091",
+        SUBDATA_AUTH_URL: "http://127.0.0.1:8092",
+      });
+      const usesWebhookKey = spec.name === "webhook" || spec.name === "relay";
+      expect(spec.env.SUBDATA_WEBHOOK_SECRET_KEY).toBe(usesWebhookKey ? secrets.SUBDATA_WEBHOOK_SECRET_KEY : undefined);
+      expect(spec.env.SUBDATA_WEBHOOK_ALLOW_PRIVATE).toBe(usesWebhookKey ? "true" : undefined);
+    }
+    expect(byName("query").env.PORT).toBe("8091");
+    expect(byName("relay").env.PORT).toBeUndefined();
+    expect(byName("relay").env.SUBDATA_RELAY_HEALTH_PORT).toBe("8094");
+  });
+
+  it("takes every port from the environment", () => {
+    const custom = loadLocalConfig({ QUERY_PORT: "9001", AUTH_PORT: "9002", WEBHOOK_PORT: "9003", RELAY_HEALTH_PORT: "9004", GATEWAY_PORT: "9000" }, "/repo");
+    const ports = buildProcessTable({ config: custom, secrets, roleUrls, natsUrl: "nats://x:4222" }).map((spec) => spec.port);
+    expect(ports).toEqual([9001, 9002, 9003, 9004, 9000]);
+  });
+});
+
+describe("the summary", () => {
+  it("says where everything listens and prints no secret", () => {
+    const fakeProcess = { running: true } as ManagedProcess;
+    const lines = renderSummary({
+      repoRoot: "/repo",
+      dataDir: "/repo/.subdata",
+      devEnvPath: "/repo/.subdata/dev.env",
+      databaseUrl: adminUrl,
+      embeddedPostgres: true,
+      nats: { kind: "external", url: "nats://127.0.0.1:4222" },
+      running: table.filter((spec) => spec.name !== "gateway").map((spec) => ({ spec, process: fakeProcess })),
+      skipped: [{ spec: byName("gateway"), reason: "not built yet (gateway/src/main.ts does not exist)" }],
+    });
+    const text = lines.join("\n");
+    expect(lines[0]).toBe("subdata is ready");
+    expect(text).toContain("http://127.0.0.1:8091");
+    expect(text).toContain("postgres://postgres@127.0.0.1:54329/subdata");
+    expect(text).toContain("gateway   skipped: not built yet");
+    expect(text).toContain(".subdata/dev.env");
+    for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+  });
+});

@@ -1,0 +1,169 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createMerchant, createSubscription, outboxRows } from "./support.ts";
+
+// Change capture in Postgres: every real change of a subscription row, by any writer, leaves exactly
+// one event_outbox row in the same transaction.
+describe("subscription change capture", () => {
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 3 });
+  const asWebhook = new pg.Pool({ connectionString: inject("roleDatabaseUrls").webhook, max: 1 });
+  const writerRole = `relay_writer_${inject("runId")}`;
+
+  beforeAll(async () => {
+    // Another writer: a role that may write subscriptions and has no privilege at all on the outbox.
+    await admin.query(`CREATE ROLE ${writerRole} NOLOGIN`);
+    await admin.query(`GRANT SELECT ON merchants, customers, plans TO ${writerRole}`);
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON subscriptions TO ${writerRole}`);
+  });
+
+  afterAll(async () => {
+    await admin.query(`DROP OWNED BY ${writerRole}`);
+    await admin.query(`DROP ROLE ${writerRole}`);
+    await asWebhook.end();
+    await admin.end();
+  });
+
+  it("records a created event with a snapshot joined with customer and plan", async () => {
+    const owner = await createMerchant(admin, "capture create");
+    const subscriptionId = await createSubscription(admin, owner);
+    const rows = await outboxRows(admin, owner.merchantId);
+    expect(rows).toHaveLength(1);
+    const [created] = rows;
+    expect(created).toMatchObject({ subscription_id: subscriptionId, event_type: "subscription.created", version: "1", published_at: null, attempts: 0 });
+    expect(created!.id).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(created!.payload.previous).toBeNull();
+    expect(created!.payload.subscription).toMatchObject({
+      id: subscriptionId,
+      status: "ACTIVE",
+      price_minor: "1999",
+      version: "1",
+      customer: { id: owner.customerId, email: "ada@example.com", name: "Ada" },
+      plan: { id: owner.planId, name: "Box", interval: "MONTH", interval_count: 1 },
+    });
+  });
+
+  it("records an updated event with the previous row and the changed columns, and nothing for a no-op UPDATE", async () => {
+    const owner = await createMerchant(admin, "capture update");
+    const subscriptionId = await createSubscription(admin, owner);
+    await admin.query("UPDATE subscriptions SET status = 'CANCELLED', cancelled_at = now() WHERE id = $1", [subscriptionId]);
+    await admin.query("UPDATE subscriptions SET status = status, quantity = quantity WHERE id = $1", [subscriptionId]);
+    const rows = await outboxRows(admin, owner.merchantId);
+    expect(rows.map((row) => [row.event_type, row.version])).toEqual([
+      ["subscription.created", "1"],
+      ["subscription.updated", "2"],
+    ]);
+    const updated = rows[1]!;
+    expect(updated.payload.changed_columns).toEqual(["cancelled_at", "status", "updated_at", "version"]);
+    expect(updated.payload.subscription).toMatchObject({ status: "CANCELLED", version: "2" });
+    expect(updated.payload.previous).toMatchObject({ status: "ACTIVE", version: "1", cancelled_at: null });
+  });
+
+  it("writes timestamps in UTC whatever the writer's TimeZone", async () => {
+    const owner = await createMerchant(admin, "capture timezone");
+    const client = await admin.connect();
+    try {
+      await client.query("SET TimeZone = 'Asia/Kolkata'");
+      await createSubscription(client, owner);
+    } finally {
+      await client.query("RESET TimeZone");
+      client.release();
+    }
+    const [created] = await outboxRows(admin, owner.merchantId);
+    expect(created!.payload.subscription.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$/);
+  });
+
+  it("records one event per row of a multi-row UPDATE, and a deleted event with the last version", async () => {
+    const owner = await createMerchant(admin, "capture multi");
+    const ids = [await createSubscription(admin, owner), await createSubscription(admin, owner), await createSubscription(admin, owner)];
+    await admin.query("UPDATE subscriptions SET quantity = 3 WHERE merchant_id = $1", [owner.merchantId]);
+    await admin.query("DELETE FROM subscriptions WHERE id = $1", [ids[0]]);
+    const rows = await outboxRows(admin, owner.merchantId);
+    expect(rows.filter((row) => row.event_type === "subscription.updated").map((row) => row.subscription_id).sort()).toEqual([...ids].sort());
+    const deleted = rows.filter((row) => row.event_type === "subscription.deleted");
+    expect(deleted).toHaveLength(1);
+    expect(deleted[0]).toMatchObject({ subscription_id: ids[0], version: "2" });
+    expect(deleted[0]!.payload.subscription).toMatchObject({ id: ids[0], quantity: 3 });
+  });
+
+  it("captures the changes of another role that has no privilege on the outbox", async () => {
+    const owner = await createMerchant(admin, "capture other role");
+    const client = await admin.connect();
+    let subscriptionId: string;
+    try {
+      await client.query("BEGIN");
+      await client.query(`SET LOCAL ROLE ${writerRole}`);
+      subscriptionId = await createSubscription(client, owner);
+      await client.query("UPDATE subscriptions SET status = 'PAUSED', paused_at = now() WHERE id = $1", [subscriptionId]);
+      await expect(client.query("SELECT 1 FROM event_outbox LIMIT 1")).rejects.toThrow(/permission denied/);
+      await client.query("ROLLBACK");
+      // Once more, committed this time.
+      await client.query("BEGIN");
+      await client.query(`SET LOCAL ROLE ${writerRole}`);
+      subscriptionId = await createSubscription(client, owner);
+      await client.query("UPDATE subscriptions SET status = 'PAUSED', paused_at = now() WHERE id = $1", [subscriptionId]);
+      await client.query("DELETE FROM subscriptions WHERE id = $1", [subscriptionId]);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    // The rolled-back transaction left nothing; the committed one left exactly its three changes.
+    const rows = await outboxRows(admin, owner.merchantId);
+    expect(rows.map((row) => [row.subscription_id, row.event_type, row.version])).toEqual([
+      [subscriptionId, "subscription.created", "1"],
+      [subscriptionId, "subscription.updated", "2"],
+      [subscriptionId, "subscription.deleted", "2"],
+    ]);
+  });
+
+  it("wakes listeners with a notification when the change commits", async () => {
+    const owner = await createMerchant(admin, "capture notify");
+    const listener = new pg.Client({ connectionString: inject("roleDatabaseUrls").webhook });
+    await listener.connect();
+    try {
+      const notified = new Promise<string>((resolve) => listener.on("notification", (message) => resolve(message.channel)));
+      await listener.query("LISTEN subdata_outbox");
+      await createSubscription(admin, owner);
+      expect(await notified).toBe("subdata_outbox");
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it("refuses TRUNCATE, which would change subscriptions without events", async () => {
+    // Checked in the catalog: actually truncating (CASCADE) would lock the tables other files use.
+    const trigger = await admin.query(
+      `SELECT tgenabled FROM pg_trigger WHERE tgrelid = 'subscriptions'::regclass AND tgname = 'subscriptions_refuse_truncate'
+          AND tgtype & 32 <> 0`,
+    );
+    expect(trigger.rows).toEqual([{ tgenabled: "O" }]);
+  });
+
+  it("lets the relay role read and mark the outbox, and nothing more", async () => {
+    const owner = await createMerchant(admin, "capture grants");
+    await createSubscription(admin, owner);
+    const [row] = await outboxRows(admin, owner.merchantId);
+    const read = await asWebhook.query("SELECT id FROM event_outbox WHERE id = $1", [row!.id]);
+    expect(read.rowCount).toBe(1);
+    await asWebhook.query("UPDATE event_outbox SET attempts = attempts + 1, last_error = 'x' WHERE id = $1", [row!.id]);
+    await expect(asWebhook.query("UPDATE event_outbox SET payload = '{}' WHERE id = $1", [row!.id])).rejects.toThrow(/permission denied/);
+    await expect(asWebhook.query("DELETE FROM event_outbox WHERE id = $1", [row!.id])).rejects.toThrow(/permission denied/);
+    await expect(
+      asWebhook.query("INSERT INTO event_outbox (merchant_id, subscription_id, event_type, version, payload) VALUES ('m', 's', 'subscription.created', 1, '{}')"),
+    ).rejects.toThrow(/permission denied/);
+    // The purge function removes only published rows older than the retention, never pending ones.
+    await asWebhook.query("SELECT subdata_purge_published_events(interval '1 day', 1000)");
+    expect((await outboxRows(admin, owner.merchantId))[0]).toMatchObject({ id: row!.id, published_at: null });
+    await expect(asWebhook.query("SELECT subdata_purge_published_events(interval '1 second', 1000)")).rejects.toThrow(/at least 1 hour/);
+  });
+
+  it("purges published rows once they are older than the retention", async () => {
+    const owner = await createMerchant(admin, "capture purge");
+    const subscriptionId = await createSubscription(admin, owner);
+    await admin.query("UPDATE subscriptions SET quantity = 2 WHERE id = $1", [subscriptionId]);
+    const [old, recent] = await outboxRows(admin, owner.merchantId);
+    await admin.query("UPDATE event_outbox SET published_at = now() - interval '8 days' WHERE id = $1", [old!.id]);
+    await admin.query("UPDATE event_outbox SET published_at = now() - interval '6 days' WHERE id = $1", [recent!.id]);
+    await asWebhook.query("SELECT subdata_purge_published_events(interval '7 days', 1000)");
+    expect((await outboxRows(admin, owner.merchantId)).map((row) => row.id)).toEqual([recent!.id]);
+  });
+});

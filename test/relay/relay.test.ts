@@ -1,0 +1,197 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
+import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
+import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { createLogger } from "@subdata/runtime";
+import { createEventPublisher, ensureEventStream, subscriptionEventSubject } from "@subdata/webhook/relay-index";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startTestRelay, type TestRelay } from "./relay-harness.ts";
+import { createMerchant, createSubscription, deleteStream, outboxRows, readStream, waitFor } from "./support.ts";
+
+describe("the outbox relay", () => {
+  const runId = inject("runId");
+  const stream = { stream: `T_${runId}_relay`, subjectPrefix: `t.${runId}.relay`, replicas: 1 };
+  const webhookUrl = inject("roleDatabaseUrls").webhook;
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 8 });
+  let nc: NatsConnection;
+  const relays: TestRelay[] = [];
+
+  beforeAll(async () => {
+    nc = await connect({ servers: inject("natsUrl") });
+    await ensureEventStream(nc, stream);
+  });
+
+  afterAll(async () => {
+    for (const relay of relays) await relay.close();
+    await deleteStream(nc, stream.stream);
+    await nc.drain();
+    await admin.end();
+  });
+
+  function relayFor(merchantIds: readonly string[], extra: Partial<Parameters<typeof startTestRelay>[0]> = {}): TestRelay {
+    const relay = startTestRelay({ databaseUrl: webhookUrl, nc, stream, merchantIds, ...extra });
+    relays.push(relay);
+    return relay;
+  }
+
+  async function allPublished(merchantId: string): Promise<boolean> {
+    const rows = await outboxRows(admin, merchantId);
+    return rows.length > 0 && rows.every((row) => row.published_at !== null);
+  }
+
+  async function messagesOf(merchantId: string) {
+    return (await readStream(nc, stream.stream)).filter((message) => message.event.merchantId === merchantId);
+  }
+
+  it("sets the stream up for dedupe and durability", async () => {
+    const info = await (await jetstreamManager(nc)).streams.info(stream.stream);
+    expect(info.config).toMatchObject({
+      subjects: [`${stream.subjectPrefix}.>`],
+      storage: "file",
+      retention: "limits",
+      discard: "new",
+      duplicate_window: nanos(2 * 60 * 60 * 1000),
+      max_age: nanos(7 * 24 * 60 * 60 * 1000),
+    });
+    // Running it again (every relay start does) is harmless.
+    await ensureEventStream(nc, stream);
+  });
+
+  it("publishes every change once, with Nats-Msg-Id = event id, as a SubscriptionEvent", async () => {
+    const owner = await createMerchant(admin, "relay publish");
+    const subscriptionId = await createSubscription(admin, owner);
+    await admin.query("UPDATE subscriptions SET status = 'CANCELLED', cancelled_at = now(), cancellation_reason = 'moved' WHERE id = $1", [
+      subscriptionId,
+    ]);
+    await admin.query("DELETE FROM subscriptions WHERE id = $1", [subscriptionId]);
+    const { relay } = relayFor([owner.merchantId]);
+    relay.start();
+    await waitFor("all events published", () => allPublished(owner.merchantId));
+
+    const rows = await outboxRows(admin, owner.merchantId);
+    const messages = await messagesOf(owner.merchantId);
+    expect(messages.map((message) => message.msgId)).toEqual(rows.map((row) => row.id));
+    expect(messages.map((message) => message.event.id)).toEqual(rows.map((row) => row.id));
+    for (const message of messages) expect(message.subject).toBe(subscriptionEventSubject(stream.subjectPrefix, owner.merchantId));
+    expect(messages.map((message) => [message.event.type, message.event.version])).toEqual([
+      [EventType.SUBSCRIPTION_CREATED, 1n],
+      [EventType.SUBSCRIPTION_UPDATED, 2n],
+      [EventType.SUBSCRIPTION_DELETED, 2n],
+    ]);
+    const updated = messages[1]!.event;
+    expect(updated.subscription).toMatchObject({
+      id: subscriptionId,
+      status: SubscriptionStatus.CANCELLED,
+      cancellationReason: "moved",
+      price: { amountMinor: 1999n, currencyCode: "USD" },
+      customer: { id: owner.customerId, email: "ada@example.com" },
+    });
+    expect(updated.previous?.status).toBe(SubscriptionStatus.ACTIVE);
+    expect(updated.changedFields?.paths).toEqual(["status", "cancelled_at", "cancellation_reason", "updated_at"]);
+  });
+
+  it("wakes on NOTIFY: a change made while it runs is published without another start", async () => {
+    const owner = await createMerchant(admin, "relay notify");
+    // A poll interval far beyond the test timeout: only the notification can wake it in time.
+    const running = relayFor([owner.merchantId], { pollIntervalMs: 10 * 60 * 1000 });
+    const { createOutboxListener } = await import("@subdata/webhook/relay-index");
+    const listener = createOutboxListener({
+      connectionString: webhookUrl,
+      logger: createLogger({ name: "listener-test", level: "silent" }),
+      onWake: () => running.relay.wake(),
+    });
+    listener.start();
+    running.relay.start();
+    try {
+      await createSubscription(admin, owner);
+      await waitFor("the created event published", () => allPublished(owner.merchantId));
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it("keeps each subscription's versions in order under a burst, with two relays and small batches", async () => {
+    const owner = await createMerchant(admin, "relay burst");
+    const subscriptionIds = await Promise.all(Array.from({ length: 6 }, () => createSubscription(admin, owner)));
+    const updatesEach = 30;
+    const burst = (count: number) =>
+      Promise.all(
+        subscriptionIds.map(async (id) => {
+          for (let i = 0; i < count; i += 1) await admin.query("UPDATE subscriptions SET quantity = quantity + 1 WHERE id = $1", [id]);
+        }),
+      );
+    // A backlog first, so that both relays start on rows of the same subscriptions at once...
+    await burst(updatesEach / 2);
+    const first = relayFor([owner.merchantId], { batchSize: 7, pollIntervalMs: 20 });
+    const second = relayFor([owner.merchantId], { batchSize: 5, pollIntervalMs: 20 });
+    first.relay.start();
+    second.relay.start();
+    // ...then writers on several connections while both relays claim.
+    await burst(updatesEach / 2);
+    await waitFor("all burst events published", async () => {
+      const rows = await outboxRows(admin, owner.merchantId);
+      return rows.length === subscriptionIds.length * (updatesEach + 1) && rows.every((row) => row.published_at !== null);
+    });
+
+    const messages = await messagesOf(owner.merchantId);
+    expect(messages).toHaveLength(subscriptionIds.length * (updatesEach + 1));
+    expect(new Set(messages.map((message) => message.msgId)).size).toBe(messages.length);
+    for (const id of subscriptionIds) {
+      const versions = messages.filter((message) => message.event.subscriptionId === id).map((message) => Number(message.event.version));
+      expect(versions).toEqual(Array.from({ length: updatesEach + 1 }, (_, i) => i + 1));
+    }
+  });
+
+  it("when it dies between publish and mark, the re-publish is deduplicated: one message per event", async () => {
+    const owner = await createMerchant(admin, "relay crash");
+    const subscriptionId = await createSubscription(admin, owner);
+    await admin.query("UPDATE subscriptions SET status = 'PAST_DUE' WHERE id = $1", [subscriptionId]);
+    const crashing = relayFor([owner.merchantId], {
+      faults: {
+        beforeMark: () => {
+          throw new Error("killed before marking");
+        },
+      },
+    });
+    await expect(crashing.relay.runOnce()).rejects.toThrow(/killed before marking/);
+    // Published, yet still pending in Postgres.
+    expect(await messagesOf(owner.merchantId)).toHaveLength(2);
+    expect((await outboxRows(admin, owner.merchantId)).every((row) => row.published_at === null)).toBe(true);
+
+    const healthy = relayFor([owner.merchantId]);
+    expect(await healthy.relay.runOnce()).toMatchObject({ claimed: 2, published: 2, failed: 0 });
+    const rows = await outboxRows(admin, owner.merchantId);
+    expect(rows.every((row) => row.published_at !== null)).toBe(true);
+    const messages = await messagesOf(owner.merchantId);
+    expect(messages.map((message) => message.msgId)).toEqual(rows.map((row) => row.id));
+  });
+
+  it("recreates a deleted stream before the next publish", async () => {
+    const own = { stream: `T_${runId}_relay_recreate`, subjectPrefix: `t.${runId}.relay-recreate`, replicas: 1 };
+    await ensureEventStream(nc, own);
+    await deleteStream(nc, own.stream);
+    const publisher = createEventPublisher(nc, { ...own, ackTimeoutMs: 2_000 });
+    const event = { id: `evt_${runId}recreate`, type: "subscription.created", merchantId: "mer_recreate", data: new Uint8Array([1]) };
+    await expect(publisher.publish(event)).rejects.toThrow();
+    try {
+      expect(await publisher.publish(event)).toEqual({ seq: 1, duplicate: false });
+      expect(await publisher.publish(event)).toEqual({ seq: 1, duplicate: true });
+    } finally {
+      await deleteStream(nc, own.stream);
+    }
+  });
+
+  it("keeps running, backing off, while Postgres is unreachable", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ name: "relay-test", level: "warn", destination: { write: (line: string) => void lines.push(line) } });
+    const unreachable = new URL(webhookUrl);
+    unreachable.port = "1";
+    const broken = relayFor(["mer_none"], { databaseUrl: unreachable.toString(), logger });
+    broken.relay.start();
+    await waitFor("two failed rounds", async () => lines.filter((line) => line.includes("outbox round failed")).length >= 2);
+    expect(broken.relay.healthy).toBe(false);
+    await broken.close();
+    relays.splice(relays.indexOf(broken), 1);
+  });
+});

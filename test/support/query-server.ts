@@ -1,0 +1,58 @@
+import { randomBytes } from "node:crypto";
+import { type Client, createClient } from "@connectrpc/connect";
+import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
+import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { createQueryServer } from "@subdata/query";
+import { createLogger, createPool, createServiceTransport, type Pool } from "@subdata/runtime";
+import { inject } from "vitest";
+
+export interface RunningQueryServer {
+  /** h2c base URL, e.g. "http://127.0.0.1:40123". */
+  baseUrl: string;
+  serviceToken: string;
+  /** The service's own pool (subdata_query role, read-only). */
+  pool: Pool;
+  subscriptions: Client<typeof SubscriptionService>;
+  orders: Client<typeof OrderService>;
+  stop(): Promise<void>;
+}
+
+export interface StartQueryServerOptions {
+  /** DATABASE_STATEMENT_TIMEOUT_MS for the service's pool (default 5000, as in production). */
+  statementTimeoutMs?: number;
+}
+
+/**
+ * Starts the real query service in-process on port 0, connected as the subdata_query role of this
+ * run's database, with fresh random secrets, plus Connect clients that send the service credential.
+ */
+export async function startQueryServer(options: StartQueryServerOptions = {}): Promise<RunningQueryServer> {
+  const serviceToken = randomBytes(24).toString("hex");
+  const pool = createPool({
+    connectionString: inject("roleDatabaseUrls").query,
+    statementTimeoutMs: options.statementTimeoutMs ?? 5_000,
+    applicationName: "subdata-query-test",
+    readOnly: true,
+  });
+  const server = createQueryServer({
+    pool,
+    serviceToken,
+    pageTokenSecret: randomBytes(32).toString("hex"),
+    logger: createLogger({ name: "query", level: "silent" }),
+  });
+  const address = await server.listen("127.0.0.1", 0);
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+  const connection = createServiceTransport({ baseUrl, serviceToken });
+  return {
+    baseUrl,
+    serviceToken,
+    pool,
+    subscriptions: createClient(SubscriptionService, connection.transport),
+    orders: createClient(OrderService, connection.transport),
+    async stop() {
+      connection.close();
+      await server.close();
+      await pool.end();
+    },
+  };
+}

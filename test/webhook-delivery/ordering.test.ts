@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
+import { type ReceivedRequest, type Receiver, startReceiver } from "./support/receiver.ts";
+
+function versionOf(request: ReceivedRequest): { subscriptionId: string; version: number } {
+  const body = JSON.parse(request.body);
+  return { subscriptionId: body.data.object.id, version: body.data.object.version };
+}
+
+describe("delivery order", () => {
+  let h: Harness;
+  const receivers: Receiver[] = [];
+
+  beforeAll(async () => {
+    h = await createHarness("ordering");
+  });
+  afterAll(async () => {
+    await h.close();
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  it("delivers each subscription's versions in order under a burst with failures, without blocking other subscriptions", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const [blocked, ...flowing] = [newSubscriptionId(), newSubscriptionId(), newSubscriptionId(), newSubscriptionId()];
+    let blockBlocked = true;
+    const tries = new Map<string, number>();
+    const succeeded: ReceivedRequest[] = [];
+    const r = await startReceiver((request) => {
+      const { subscriptionId, version } = versionOf(request);
+      if (subscriptionId === blocked && blockBlocked) return { status: 503 };
+      const key = `${subscriptionId}/${version}`;
+      const attempt = (tries.get(key) ?? 0) + 1;
+      tries.set(key, attempt);
+      // Every third version fails once, every fifth twice: retries interleave with other deliveries.
+      if ((version % 3 === 0 && attempt === 1) || (version % 5 === 0 && attempt <= 2)) return { status: 500 };
+      succeeded.push(request);
+      return { status: 200 };
+    });
+    receivers.push(r);
+    const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
+    h.startPipeline([merchantId], {
+      // Enough quick retries that the blocked subscription keeps trying (and does not exhaust) meanwhile.
+      retrySchedule: [0, ...Array<number>(300).fill(100)],
+      concurrency: 8,
+      perEndpointConcurrency: 8,
+    });
+
+    const versions = 15;
+    const subscriptions = [blocked!, ...flowing];
+    for (let version = 1; version <= versions; version++) {
+      for (const subscriptionId of subscriptions) await h.publish({ merchantId, subscriptionId, version });
+    }
+
+    const delivered = (subscriptionId: string) => succeeded.filter((q) => versionOf(q).subscriptionId === subscriptionId);
+    await waitFor("every version of the flowing subscriptions", () => flowing.every((s) => delivered(s!).length === versions));
+    // The blocked subscription has been tried, but never beyond its first version.
+    const triedBlocked = r.requests.filter((q) => versionOf(q).subscriptionId === blocked);
+    expect(triedBlocked.length).toBeGreaterThan(0);
+    expect(new Set(triedBlocked.map((q) => versionOf(q).version))).toEqual(new Set([1]));
+
+    blockBlocked = false;
+    await waitFor("every version of the blocked subscription", () => delivered(blocked!).length === versions);
+
+    for (const subscriptionId of subscriptions) {
+      const seen = r.requests.map(versionOf).filter((v) => v.subscriptionId === subscriptionId).map((v) => v.version);
+      // Never a later version before an earlier one is done: the sequence never goes down.
+      expect(seen).toEqual([...seen].sort((a, b) => a - b));
+      expect(delivered(subscriptionId!).map((q) => versionOf(q).version)).toEqual(Array.from({ length: versions }, (_, i) => i + 1));
+    }
+    const pending = await h.admin.query("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status <> 'SUCCEEDED'", [
+      endpoint.id,
+    ]);
+    expect(pending.rows[0].n).toBe(0);
+  });
+
+  it("caps in-flight deliveries per endpoint, so a hanging receiver does not hold up another endpoint", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const held: Array<() => void> = [];
+    const hanging = await startReceiver(() => new Promise((resolve) => held.push(() => resolve({ status: 200 }))));
+    const healthy = await startReceiver();
+    receivers.push(hanging, healthy);
+    const slow = await h.createEndpoint({ merchantId, url: hanging.origin });
+    const fast = await h.createEndpoint({ merchantId, url: healthy.origin });
+    const pipeline = h.startPipeline([merchantId], { concurrency: 4, perEndpointConcurrency: 2 });
+
+    const events = [];
+    for (let i = 0; i < 8; i++) events.push(await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }));
+    await waitFor("every delivery to the healthy endpoint", async () => {
+      const rows = await Promise.all(events.map((e) => deliveryOf(h.admin, fast.id, e.id)));
+      return rows.every((row) => row?.status === "SUCCEEDED");
+    });
+    // The hanging endpoint holds exactly its cap of requests; the rest wait in the table.
+    expect(hanging.requests).toHaveLength(2);
+
+    await waitFor("the hanging endpoint's deliveries, released one by one", async () => {
+      held.shift()?.();
+      const rows = await Promise.all(events.map((e) => deliveryOf(h.admin, slow.id, e.id)));
+      return rows.every((row) => row?.status === "SUCCEEDED");
+    });
+    expect(hanging.requests).toHaveLength(8);
+    await pipeline.stop();
+  });
+});

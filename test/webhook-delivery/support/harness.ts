@@ -1,0 +1,229 @@
+import { randomBytes } from "node:crypto";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { FieldMaskSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
+import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
+import { PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
+import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook/pipeline";
+import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook/secret-box";
+import { inject } from "vitest";
+import { createFixtures, type Fixtures } from "../../support/fixtures.ts";
+
+/**
+ * Everything a delivery test needs, per test file: the webhook role's pool, an admin pool for fixtures
+ * and assertions, a NATS connection, a JetStream stream and subject prefix of its own (named with the
+ * run id and the file's tag), and pipelines scoped to the merchants a test made, so files sharing the
+ * run's database never deliver each other's rows.
+ */
+
+export interface EndpointOptions {
+  merchantId: string;
+  url: string;
+  eventTypes?: string[];
+  /** Default: a fresh whsec_ secret. */
+  secret?: string;
+  /** A previous secret still valid until `previousExpiresAt` (timestamptz text). */
+  previousSecret?: string;
+  previousExpiresAt?: string;
+}
+
+export interface EventOptions {
+  merchantId: string;
+  subscriptionId: string;
+  version: number;
+  type?: EventType;
+  id?: string;
+}
+
+export interface Harness {
+  admin: Pool;
+  pool: Pool;
+  nc: NatsConnection;
+  secretBox: SecretBox;
+  secretKey: string;
+  stream: string;
+  subjectPrefix: string;
+  fixtures: Fixtures;
+  logger: Logger;
+  createEndpoint(options: EndpointOptions): Promise<{ id: string; secret: string }>;
+  /** Publishes a subscription event as the relay would; returns it. */
+  publish(options: EventOptions): Promise<SubscriptionEvent>;
+  publishRaw(subjectMerchantId: string, data: Uint8Array, id: string): Promise<void>;
+  settings(merchantIds: string[], overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipelineSettings;
+  startPipeline(merchantIds: string[], overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipeline;
+  close(): Promise<void>;
+}
+
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString("hex")}`;
+}
+
+export function newSubscriptionId(): string {
+  return `sub_${randomBytes(16).toString("hex")}`;
+}
+
+function subscription(merchantId: string, id: string, version: number) {
+  return create(SubscriptionSchema, {
+    id,
+    merchantId,
+    status: version % 2 ? SubscriptionStatus.ACTIVE : SubscriptionStatus.PAUSED,
+    customer: { id: "cus_1", email: "jane@example.com", name: "Jane" },
+    plan: { id: "plan_1", name: "Coffee", interval: PlanInterval.MONTH, intervalCount: 1 },
+    price: { amountMinor: 1999n, currencyCode: "USD" },
+    quantity: version,
+    createdAt: timestampFromMs(Date.UTC(2026, 0, 1)),
+    updatedAt: timestampFromMs(Date.UTC(2026, 0, 1) + version * 1000),
+    version: BigInt(version),
+  });
+}
+
+export function subscriptionEvent(options: EventOptions): SubscriptionEvent {
+  const type = options.type ?? (options.version === 1 ? EventType.SUBSCRIPTION_CREATED : EventType.SUBSCRIPTION_UPDATED);
+  return create(SubscriptionEventSchema, {
+    id: options.id ?? newEventId(),
+    type,
+    merchantId: options.merchantId,
+    subscriptionId: options.subscriptionId,
+    version: BigInt(options.version),
+    occurredAt: timestampFromMs(Date.now()),
+    subscription: subscription(options.merchantId, options.subscriptionId, options.version),
+    ...(type === EventType.SUBSCRIPTION_UPDATED
+      ? {
+          previous: subscription(options.merchantId, options.subscriptionId, options.version - 1),
+          changedFields: create(FieldMaskSchema, { paths: ["status", "quantity", "updated_at", "version"] }),
+        }
+      : {}),
+  });
+}
+
+export async function createHarness(tag: string): Promise<Harness> {
+  const runId = inject("runId");
+  const stream = `${runId}_whd_${tag}`;
+  const subjectPrefix = `${runId}.whd.${tag}`;
+  const admin = createPool({ connectionString: inject("adminDatabaseUrl"), applicationName: `test-whd-${tag}-admin` });
+  const pool = createPool({ connectionString: inject("roleDatabaseUrls").webhook, applicationName: `test-whd-${tag}`, max: 6 });
+  const nc = await connect({ servers: inject("natsUrl"), name: `test-whd-${tag}` });
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`], storage: StorageType.Memory });
+  const js = jetstream(nc);
+  const secretKey = randomBytes(32).toString("base64");
+  const secretBox = createSecretBox(secretKey);
+  const logger = createLogger({ name: `test-whd-${tag}`, level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const pipelines: DeliveryPipeline[] = [];
+
+  const settings = (merchantIds: string[], overrides: Partial<DeliveryPipelineSettings> = {}): DeliveryPipelineSettings => ({
+    allowPrivate: true,
+    retrySchedule: [0, 100, 100],
+    concurrency: 8,
+    stream,
+    subjectPrefix,
+    consumerName: "webhook-deliveries",
+    disableAfterMs: 5 * 86_400_000,
+    requestTimeoutMs: 5_000,
+    pollIntervalMs: 200,
+    storeRetryMs: 500,
+    merchantIds,
+    ...overrides,
+  });
+
+  return {
+    admin,
+    pool,
+    nc,
+    secretBox,
+    secretKey,
+    stream,
+    subjectPrefix,
+    fixtures: createFixtures(admin),
+    logger,
+    async createEndpoint(options) {
+      const secret = options.secret ?? generateSigningSecret();
+      const { rows } = await admin.query<{ id: string }>("SELECT subdata_new_id('we') AS id");
+      const id = rows[0]!.id;
+      await admin.query(
+        `INSERT INTO webhook_endpoints (id, merchant_id, url, event_types, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [
+          id,
+          options.merchantId,
+          options.url,
+          options.eventTypes ?? [],
+          secretBox.seal(secret, id),
+          options.previousSecret ? secretBox.seal(options.previousSecret, id) : null,
+          options.previousExpiresAt ?? null,
+        ],
+      );
+      return { id, secret };
+    },
+    async publish(options) {
+      const event = subscriptionEvent(options);
+      await js.publish(`${subjectPrefix}.subscription.${options.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id });
+      return event;
+    },
+    async publishRaw(merchantId, data, id) {
+      await js.publish(`${subjectPrefix}.subscription.${merchantId}`, data, { msgID: id });
+    },
+    settings,
+    startPipeline(merchantIds, overrides) {
+      const pipeline = createDeliveryPipeline({ pool, nats: nc, secretBox, config: settings(merchantIds, overrides), logger });
+      pipeline.start();
+      pipelines.push(pipeline);
+      return pipeline;
+    },
+    async close() {
+      await Promise.allSettled(pipelines.map((pipeline) => pipeline.stop()));
+      await jsm.streams.delete(stream).catch(() => {});
+      await nc.close();
+      await pool.end();
+      await admin.end();
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export interface DeliveryState {
+  id: string;
+  status: string;
+  attempt_count: number;
+  next_attempt_at: string;
+  delivered_at: string | null;
+}
+
+export async function deliveryOf(admin: Pool, endpointId: string, eventId: string): Promise<DeliveryState | undefined> {
+  const { rows } = await admin.query<DeliveryState>(
+    "SELECT id, status, attempt_count, next_attempt_at, delivered_at FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2",
+    [endpointId, eventId],
+  );
+  return rows[0];
+}
+
+export interface AttemptState {
+  attempt_number: number;
+  response_status: number | null;
+  error_class: string;
+  response_body: string;
+  started_at: string;
+  latency_micros: bigint;
+}
+
+export async function attemptsOf(admin: Pool, deliveryId: string): Promise<AttemptState[]> {
+  const { rows } = await admin.query<AttemptState>(
+    `SELECT attempt_number, response_status, error_class, response_body, started_at, latency_micros
+       FROM webhook_attempts WHERE delivery_id = $1 ORDER BY started_at, id`,
+    [deliveryId],
+  );
+  return rows;
+}
