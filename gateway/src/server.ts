@@ -163,7 +163,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return payload;
     } catch (error) {
       // No audit record, no data.
-      request.log.error({ err: error, requestId: request.id }, "audit record failed; answering 503");
+      request.log.error({ err: error }, "audit record failed; answering 503");
       return problemPayload(reply, request, new ProblemError("unavailable"));
     }
   });
@@ -171,7 +171,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.addHook("onResponse", async (request, reply) => {
     request.log.info(
       {
-        requestId: request.id,
         method: request.method,
         route: request.routeOptions.config.auditRoute ?? request.routeOptions.url ?? null,
         status: reply.statusCode,
@@ -190,8 +189,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     } else {
       const mapped = toProblem(error, request.routeOptions.config.fieldNames);
       problem = mapped.problem;
-      if (mapped.internal) request.log.error({ err: error, requestId: request.id }, "request failed");
-      else if (problem.code === "unavailable") request.log.warn({ err: error, requestId: request.id }, "dependency unavailable");
+      if (mapped.internal) request.log.error({ err: error }, "request failed");
+      else if (problem.code === "unavailable") request.log.warn({ err: error }, "dependency unavailable");
     }
     return reply.send(problemPayload(reply, request, problem));
   });

@@ -1,3 +1,4 @@
+import type { SubscriptionEvent } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
 import { type ReceivedRequest, type Receiver, startReceiver } from "./support/receiver.ts";
@@ -83,7 +84,7 @@ describe("delivery order", () => {
     const fast = await h.createEndpoint({ merchantId, url: healthy.origin });
     const pipeline = h.startPipeline([merchantId], { concurrency: 4, perEndpointConcurrency: 2 });
 
-    const events = [];
+    const events: SubscriptionEvent[] = [];
     for (let i = 0; i < 8; i++) events.push(await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }));
     await waitFor("every delivery to the healthy endpoint", async () => {
       const rows = await Promise.all(events.map((e) => deliveryOf(h.admin, fast.id, e.id)));

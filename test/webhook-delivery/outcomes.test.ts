@@ -1,3 +1,5 @@
+import { toBinary } from "@bufbuild/protobuf";
+import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attemptsOf, createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
 import { type Receiver, startReceiver } from "./support/receiver.ts";
@@ -28,7 +30,7 @@ describe("delivery outcomes", () => {
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
     const subscriptionId = newSubscriptionId();
     // Three versions queue up behind the first (per-subscription order), then the pipeline starts.
-    const events = [];
+    const events: SubscriptionEvent[] = [];
     for (const version of [1, 2, 3]) events.push(await h.publish({ merchantId, subscriptionId, version }));
     h.startPipeline([merchantId]);
 
@@ -152,11 +154,7 @@ describe("consuming events", () => {
     expect(await deliveryOf(h.admin, foreign.id, created.id)).toBeUndefined();
 
     // The relay re-publishing an event after its dedupe window (a new message, same event id) adds nothing.
-    await h.publishRaw(
-      merchantId,
-      (await import("@bufbuild/protobuf")).toBinary((await import("@subdata/proto/subdata/events/v1/subscription_event_pb")).SubscriptionEventSchema, created),
-      `${created.id}-again`,
-    );
+    await h.publishRaw(merchantId, toBinary(SubscriptionEventSchema, created), `${created.id}-again`);
     const marker = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     await waitFor("the marker delivered", async () => (await deliveryOf(h.admin, all.id, marker.id))?.status === "SUCCEEDED");
     const count = await h.admin.query("SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1", [created.id]);

@@ -130,7 +130,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onLine(line) {
       recent.push(line);
       if (recent.length > 20) recent.shift();
-      if (/\b(WARNING|ERROR|FATAL|PANIC):/.test(line)) options.onLog(line);
+      // Our own readiness probe triggers "starting up" refusals; they are expected, not news.
+      if (/\b(WARNING|ERROR|FATAL|PANIC):/.test(line) && !line.includes("the database system is starting up")) options.onLog(line);
     },
   });
   const serverUrl = `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${options.port}`;

@@ -12,6 +12,12 @@ import type { ChargeRow, SubscriptionRow } from "./subscription-repository.ts";
 
 /** A subscription row (with its customer and plan) as the proto message. */
 export function subscriptionMessage(row: SubscriptionRow): Subscription {
+  if (row.customer_email === null || row.customer_name === null) {
+    throw new Error(`subscription ${row.id} references a customer of another merchant`);
+  }
+  if (row.plan_name === null || row.plan_interval === null || row.plan_interval_count === null) {
+    throw new Error(`subscription ${row.id} references a plan of another merchant`);
+  }
   return create(SubscriptionSchema, {
     id: row.id,
     merchantId: row.merchant_id,

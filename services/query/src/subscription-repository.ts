@@ -20,12 +20,14 @@ export interface SubscriptionRow {
   updated_at: string;
   version: bigint;
   customer_id: string;
-  customer_email: string;
-  customer_name: string;
+  /** Null only if the customer belongs to another merchant (corrupt data; the mapping refuses it). */
+  customer_email: string | null;
+  customer_name: string | null;
   plan_id: string;
-  plan_name: string;
-  plan_interval: string;
-  plan_interval_count: number;
+  /** Null only if the plan belongs to another merchant (corrupt data; the mapping refuses it). */
+  plan_name: string | null;
+  plan_interval: string | null;
+  plan_interval_count: number | null;
 }
 
 /**
@@ -69,14 +71,14 @@ export interface SubscriptionRepository {
 const COLUMNS = `s.id, s.merchant_id, s.status, s.price_minor, s.currency, s.quantity,
   s.current_period_start, s.current_period_end, s.next_charge_at, s.trial_ends_at, s.paused_at,
   s.cancelled_at, s.cancellation_reason, s.created_at, s.updated_at, s.version,
-  c.id AS customer_id, c.email AS customer_email, c.name AS customer_name,
-  p.id AS plan_id, p.name AS plan_name, p.interval AS plan_interval, p.interval_count AS plan_interval_count`;
+  s.customer_id, c.email AS customer_email, c.name AS customer_name,
+  s.plan_id, p.name AS plan_name, p.interval AS plan_interval, p.interval_count AS plan_interval_count`;
 
-// The joins repeat the tenant condition: even a customer or plan wrongly linked across merchants
-// can never be shown to another merchant.
-const FROM = `FROM subscriptions s
-  JOIN customers c ON c.id = s.customer_id AND c.merchant_id = $1
-  JOIN plans p ON p.id = s.plan_id AND p.merchant_id = $1`;
+// The joins repeat the tenant condition, so a customer or plan wrongly linked across merchants is
+// never shown; they are LEFT joins so such a row fails loudly in the mapping instead of silently
+// vanishing from a page (which would also end a walk early).
+const JOINS = `LEFT JOIN customers c ON c.id = s.customer_id AND c.merchant_id = $1
+  LEFT JOIN plans p ON p.id = s.plan_id AND p.merchant_id = $1`;
 
 const CHARGES = `(SELECT coalesce(json_agg(json_build_object(
     'id', ch.id, 'status', ch.status, 'amount_minor', ch.amount_minor::text,
@@ -101,9 +103,12 @@ function listStatement(byStatus: boolean, afterCursor: boolean): Statement {
   let next = 2;
   if (byStatus) conditions.push(`s.status = $${next++}::subscription_status`);
   if (afterCursor) conditions.push(`(s.created_at, s.id) > ($${next++}::timestamptz, $${next++}::text)`);
+  // The page is cut from the keyset index first and joined after: with the LIMIT outside the joins
+  // the planner may hash-join every row of the merchant and sort them, which grows with the merchant.
+  const page = `SELECT * FROM subscriptions s WHERE ${conditions.join(" AND ")} ORDER BY s.created_at, s.id LIMIT $${next}`;
   return {
     name: `query_list_subscriptions_${byStatus ? "status" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: `SELECT ${COLUMNS} ${FROM} WHERE ${conditions.join(" AND ")} ORDER BY s.created_at, s.id LIMIT $${next}`,
+    text: `SELECT ${COLUMNS} FROM (${page}) s ${JOINS} ORDER BY s.created_at, s.id`,
   };
 }
 
@@ -115,7 +120,7 @@ const LIST_STATEMENTS = {
 const GET_WITH_CHARGES: Statement = {
   name: "query_get_subscription_with_charges",
   // One statement, so the subscription and its charges come from one snapshot.
-  text: `SELECT ${COLUMNS}, ${CHARGES} ${FROM} WHERE s.merchant_id = $1 AND s.id = $2`,
+  text: `SELECT ${COLUMNS}, ${CHARGES} FROM subscriptions s ${JOINS} WHERE s.merchant_id = $1 AND s.id = $2`,
 };
 
 /** Parameterised SQL over the subscriptions of one merchant at a time; every statement has merchant_id = $1. */

@@ -35,6 +35,8 @@ export interface SafeHttpClientOptions {
   maxResponseBytes: number;
   /** Name resolution (dns.lookup with all addresses by default; tests inject their own). */
   resolve?: Resolver;
+  /** Trusted CA certificates (PEM) instead of Node's bundle: tests and private PKI. */
+  ca?: string | string[];
 }
 
 const BLOCKED_CODE = "SUBDATA_BLOCKED_ADDRESS";
@@ -47,7 +49,7 @@ const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true,
 
 export function createSafeHttpClient(options: SafeHttpClientOptions): SafeHttpClient {
   const resolve = options.resolve ?? defaultResolver;
-  const baseConnect = buildConnector({ timeout: options.timeoutMs });
+  const baseConnect = buildConnector({ timeout: options.timeoutMs, ...(options.ca ? { ca: options.ca } : {}) });
 
   // Runs for every new connection (pooled connections were checked when they were opened).
   const connect: buildConnector.connector = (connectOptions, callback) => {

@@ -22,6 +22,7 @@ interface SeedOptions {
   name?: string;
   now?: string;
   batchSize: string;
+  events: boolean;
 }
 
 /** `subdata seed`: realistic, deterministic demo data for one merchant, streamed with COPY. */
@@ -35,6 +36,7 @@ export const registerSeedCommand: RegisterCommands = (program, context) => {
     .option("--now <time>", "the moment data is generated relative to (RFC 3339; default: the current time)")
     .option("--name <name>", "merchant name, when the merchant is created")
     .option("--batch-size <n>", "subscriptions per transaction", String(DEFAULT_BATCH_SIZE))
+    .option("--no-events", "bulk-load without row triggers: no subscription.created events, no FK re-checks (superuser only)")
     .addHelpText(
       "after",
       "\nSame --seed and --now on a merchant without data give identical rows (ids included). When the merchant\n" +
@@ -65,9 +67,18 @@ export const registerSeedCommand: RegisterCommands = (program, context) => {
           seed,
           now,
           batchSize,
+          captureChanges: options.events,
           onProgress: (written) => progress.update(written),
         }),
-      ).finally(() => progress.stop());
+      )
+        .catch((error: unknown) => {
+          // 42501: only a superuser may set session_replication_role.
+          if (!options.events && (error as { code?: string }).code === "42501") {
+            throw new CliError("--no-events needs a superuser DATABASE_URL (it sets session_replication_role)");
+          }
+          throw error;
+        })
+        .finally(() => progress.stop());
       const seconds = (performance.now() - started) / 1000;
 
       const { counts } = result;

@@ -106,9 +106,19 @@ export async function copyPlans(client: pg.ClientBase, rows: readonly PlanRow[])
   await copyRows(client, plans, rows);
 }
 
+export interface WriteBatchOptions {
+  /**
+   * Bulk-load with session_replication_role = replica (superuser only): no row triggers fire, so no
+   * change-capture events and no foreign-key re-checks. Off by default: seeded subscriptions are
+   * writes like any other and produce subscription.created events.
+   */
+  withoutTriggers?: boolean;
+}
+
 /** Writes one batch in its own transaction. */
-export async function writeSeedBatch(client: pg.ClientBase, batch: SeedBatch): Promise<void> {
+export async function writeSeedBatch(client: pg.ClientBase, batch: SeedBatch, options: WriteBatchOptions = {}): Promise<void> {
   await inTransaction(client, async () => {
+    if (options.withoutTriggers) await client.query("SET LOCAL session_replication_role = replica");
     await copyRows(client, customers, batch.customers);
     await copyRows(client, subscriptions, batch.subscriptions);
     await copyRows(client, charges, batch.charges);

@@ -13,6 +13,11 @@ export interface RunSeedOptions {
   now: number;
   /** Subscriptions per transaction. */
   batchSize?: number;
+  /**
+   * False bulk-loads without row triggers (superuser only; see writeSeedBatch): no outbox events for
+   * the seeded subscriptions. Default true.
+   */
+  captureChanges?: boolean;
   /** Called after each committed batch with the subscriptions written so far. */
   onProgress?: (written: number) => void;
 }
@@ -94,7 +99,7 @@ export async function runSeed(client: pg.ClientBase, options: RunSeedOptions): P
     const counts: SeedCounts = { plans: generator.plans.length, customers: 0, subscriptions: 0, charges: 0, orders: 0, lineItems: 0 };
     while (counts.subscriptions < options.subscriptions) {
       const batch = generator.nextBatch(Math.min(batchSize, options.subscriptions - counts.subscriptions));
-      await writeSeedBatch(client, batch);
+      await writeSeedBatch(client, batch, { withoutTriggers: options.captureChanges === false });
       counts.customers += batch.customers.length;
       counts.subscriptions += batch.subscriptions.length;
       counts.charges += batch.charges.length;

@@ -1,0 +1,162 @@
+import { runSeed } from "@subdata/cli";
+import { migrate, roleDatabaseUrl, serviceRoles, type ServiceName } from "@subdata/db";
+import pg from "pg";
+
+/**
+ * The bench dataset: its own database on DATABASE_URL's server, built once per size and reused while
+ * its marker row says it is complete. Merchants are deliberately uneven, like real tenants: one big
+ * merchant holds 30 % (the HTTP scenarios walk it, so a page 100,000 rows deep exists in the full
+ * dataset), one holds 5 % (its subscriptions change in the webhook phase, leaving the big one's pages
+ * stable across runs) and the rest share what is left.
+ */
+
+export interface DatasetSpec {
+  subscriptions: number;
+  merchants: number;
+}
+
+export interface Dataset {
+  databaseName: string;
+  adminUrl: string;
+  bigMerchantId: string;
+  hooksMerchantId: string;
+  /** Whether this run built it, and how long that took. */
+  built: boolean;
+  buildSeconds: number;
+  counts: { merchants: number; subscriptions: number; charges: number; orders: number };
+}
+
+const SPEC_VERSION = 1;
+const SEED_NOW_MICROS = Date.UTC(2026, 10, 1) * 1000;
+
+export function merchantId(index: number): string {
+  return `mer_bench${String(index).padStart(3, "0")}`;
+}
+
+/** How many subscriptions merchant `index` gets; the shares add up to `spec.subscriptions` exactly. */
+export function merchantShares(spec: DatasetSpec): number[] {
+  if (spec.merchants < 3) throw new Error("the bench needs at least 3 merchants");
+  const big = Math.floor(spec.subscriptions * 0.3);
+  const hooks = Math.floor(spec.subscriptions * 0.05);
+  const rest = spec.subscriptions - big - hooks;
+  const others = spec.merchants - 2;
+  return [big, hooks, ...Array.from({ length: others }, (_, i) => Math.floor(rest / others) + (i < rest % others ? 1 : 0))];
+}
+
+function databaseUrlFor(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const markerText = (spec: DatasetSpec) => `v${SPEC_VERSION} subscriptions=${spec.subscriptions} merchants=${spec.merchants}`;
+
+async function readMarker(adminUrl: string, spec: DatasetSpec): Promise<boolean> {
+  return withClient(adminUrl, async (client) => {
+    const table = await client.query("SELECT to_regclass('bench_dataset') IS NOT NULL AS present");
+    if (!table.rows[0]?.present) return false;
+    const marker = await client.query("SELECT 1 FROM bench_dataset WHERE spec = $1", [markerText(spec)]);
+    return (marker.rowCount ?? 0) > 0;
+  });
+}
+
+/** Seeds merchants two at a time: one generates rows while Postgres ingests the other's COPY. */
+async function seedAll(adminUrl: string, spec: DatasetSpec, say: (line: string) => void): Promise<void> {
+  const shares = merchantShares(spec);
+  let next = 0;
+  let done = 0;
+  const started = Date.now();
+  const worker = () =>
+    withClient(adminUrl, async (client) => {
+      await client.query("SET synchronous_commit = off");
+      while (next < shares.length) {
+        const index = next++;
+        await runSeed(client, {
+          merchantId: merchantId(index),
+          merchantName: index === 0 ? "Bench big merchant" : index === 1 ? "Bench webhook merchant" : `Bench merchant ${index}`,
+          subscriptions: shares[index] as number,
+          seed: `bench-${index}`,
+          now: SEED_NOW_MICROS,
+          // No outbox events for a million seeded rows: the relay would spend minutes on them.
+          captureChanges: false,
+          batchSize: 5_000,
+        });
+        done += shares[index] as number;
+        if (index % 10 === 0 || index < 2) say(`seeded ${done.toLocaleString("en")} / ${spec.subscriptions.toLocaleString("en")} subscriptions (${Math.round((Date.now() - started) / 1000)} s)`);
+      }
+    });
+  await Promise.all([worker(), worker()]);
+}
+
+/**
+ * Creates (or reuses) the database for `spec`, applies migrations, gives the service roles
+ * `rolePassword` and returns where everything is.
+ */
+export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (line: string) => void): Promise<Dataset> {
+  const databaseName = `subdata_bench_s${spec.subscriptions}_m${spec.merchants}`;
+  const adminUrl = databaseUrlFor(serverUrl, databaseName);
+  const exists = await withClient(serverUrl, async (client) => {
+    const result = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName]);
+    return (result.rowCount ?? 0) > 0;
+  });
+  let built = false;
+  let buildSeconds = 0;
+  if (!exists || !(await readMarker(adminUrl, spec))) {
+    const started = Date.now();
+    say(`building dataset ${databaseName}: ${spec.subscriptions.toLocaleString("en")} subscriptions across ${spec.merchants} merchants`);
+    await withClient(serverUrl, async (client) => {
+      // An incomplete build (interrupted earlier) is thrown away whole.
+      await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(databaseName)} WITH (FORCE)`);
+      await client.query(`CREATE DATABASE ${client.escapeIdentifier(databaseName)}`);
+    });
+    await migrate({ databaseUrl: adminUrl, log: (line) => say(`migrate: ${line}`) });
+    await seedAll(adminUrl, spec, say);
+    say("VACUUM ANALYZE");
+    await withClient(adminUrl, async (client) => {
+      await client.query("VACUUM ANALYZE");
+      buildSeconds = (Date.now() - started) / 1000;
+      await client.query("CREATE TABLE bench_dataset (spec text PRIMARY KEY, built_at timestamptz NOT NULL DEFAULT now(), build_seconds numeric NOT NULL)");
+      await client.query("INSERT INTO bench_dataset (spec, build_seconds) VALUES ($1, $2)", [markerText(spec), buildSeconds]);
+    });
+    built = true;
+    say(`dataset built in ${buildSeconds.toFixed(0)} s`);
+  } else {
+    await migrate({ databaseUrl: adminUrl, log: (line) => say(`migrate: ${line}`) });
+    buildSeconds = await withClient(adminUrl, async (client) => Number((await client.query("SELECT build_seconds FROM bench_dataset")).rows[0]?.build_seconds ?? 0));
+    say(`reusing dataset ${databaseName} (built earlier in ${buildSeconds.toFixed(0)} s)`);
+  }
+  const counts = await withClient(adminUrl, async (client) => {
+    const row = (
+      await client.query(
+        `SELECT (SELECT count(*) FROM merchants)::int AS merchants, (SELECT count(*) FROM subscriptions)::int AS subscriptions,
+                (SELECT count(*) FROM charges)::int AS charges, (SELECT count(*) FROM orders)::int AS orders`,
+      )
+    ).rows[0];
+    return { merchants: row.merchants, subscriptions: row.subscriptions, charges: row.charges, orders: row.orders };
+  });
+  return { databaseName, adminUrl, bigMerchantId: merchantId(0), hooksMerchantId: merchantId(1), built, buildSeconds, counts };
+}
+
+/** Each service's own role connection, as deploy/local makes them (the roles are created by migrations). */
+export async function roleUrls(adminUrl: string, rolePassword: string): Promise<Record<ServiceName, string>> {
+  await withClient(adminUrl, async (client) => {
+    for (const role of Object.values(serviceRoles)) {
+      const exists = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [role]);
+      // Roles are cluster-wide; the local server trusts loopback, so this matters only with password auth.
+      if (exists.rowCount) await client.query(`ALTER ROLE ${client.escapeIdentifier(role)} PASSWORD ${client.escapeLiteral(rolePassword)}`);
+    }
+  });
+  return Object.fromEntries(
+    (Object.entries(serviceRoles) as Array<[ServiceName, string]>).map(([service, role]) => [service, roleDatabaseUrl(adminUrl, role, rolePassword)]),
+  ) as Record<ServiceName, string>;
+}

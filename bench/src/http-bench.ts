@@ -1,0 +1,179 @@
+import { isDeepStrictEqual } from "node:util";
+import type pg from "pg";
+import type { LoadGenerator, LoadResult } from "./load-generator.ts";
+import { busyCores, machineCpu } from "./machine-cpu.ts";
+import { cpuSeconds, loadAverage, peakRssMb, resetPeakRss } from "./proc-stats.ts";
+import type { Scenario } from "./scenarios.ts";
+import { median } from "./stats.ts";
+
+/** Which server a scenario is run against. */
+export type TargetName = "baseline" | "gateway";
+
+export interface Target {
+  name: TargetName;
+  origin: string;
+  headers: Record<string, string>;
+}
+
+export interface ProcessRef {
+  name: string;
+  pid: number;
+}
+
+export interface HttpRun {
+  repetition: number;
+  load: LoadResult;
+  /** CPU microseconds per request, per process ("postgres" = the bench database's backends together). */
+  cpuUsPerRequest: Record<string, number>;
+  /** How many of the machine's cores were busy on average, whoever used them. */
+  machineBusyCores: number;
+  loadAverage1m: number;
+}
+
+export interface HttpResult {
+  scenario: string;
+  description: string;
+  target: TargetName;
+  runs: HttpRun[];
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerRequest: Record<string, number>;
+  /** Peak RSS per process over warm-up and runs. */
+  peakRssMb: Record<string, number>;
+  non2xx: number;
+  errors: number;
+}
+
+export interface HttpBenchOptions {
+  scenarios: readonly Scenario[];
+  targets: readonly Target[];
+  processes: readonly ProcessRef[];
+  load: LoadGenerator;
+  connections: number;
+  warmupSeconds: number;
+  runSeconds: number;
+  repetitions: number;
+  cores: number;
+  /** The bench database (admin connection), to find its backends' pids. */
+  admin: pg.Pool;
+  say(line: string): void;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/**
+ * One request per scenario and target before any load: each must answer 200, and the gateway's JSON
+ * must equal the baseline's (otherwise the baseline is not the same page, and the ratio means nothing).
+ */
+export async function checkScenarios(scenarios: readonly Scenario[], targets: readonly Target[]): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const scenario of scenarios) {
+    const bodies = new Map<TargetName, unknown>();
+    for (const target of targets) {
+      const response = await fetch(`${target.origin}${scenario.path}`, { headers: target.headers });
+      const text = await response.text();
+      const ok = response.status === 200;
+      checks.push({ name: `${scenario.name} via ${target.name} answers 200`, ok, detail: ok ? `${text.length} bytes` : `status ${response.status}: ${text.slice(0, 300)}` });
+      if (ok) bodies.set(target.name, JSON.parse(text));
+    }
+    if (bodies.size === 2) {
+      const same = isDeepStrictEqual(bodies.get("gateway"), bodies.get("baseline"));
+      checks.push({ name: `${scenario.name}: gateway and baseline serve the same JSON`, ok: same, detail: same ? "deep-equal" : "bodies differ" });
+    }
+  }
+  return checks;
+}
+
+async function backendPids(admin: pg.Pool): Promise<number[]> {
+  const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  return result.rows.map((row) => row.pid);
+}
+
+function cpuOf(processes: readonly ProcessRef[], backends: readonly number[]): Map<string, number> {
+  const readings = new Map<string, number>();
+  for (const process of processes) readings.set(process.name, cpuSeconds(process.pid) ?? Number.NaN);
+  // Backends present at both readings only: a connection opened mid-run would count its whole life.
+  readings.set("postgres", 0);
+  for (const pid of backends) readings.set(`pg:${pid}`, cpuSeconds(pid) ?? Number.NaN);
+  return readings;
+}
+
+function cpuPerRequest(before: Map<string, number>, after: Map<string, number>, requests: number): Record<string, number> {
+  const perRequest: Record<string, number> = {};
+  let postgres = 0;
+  for (const [name, start] of before) {
+    const end = after.get(name);
+    if (end === undefined || !Number.isFinite(start) || !Number.isFinite(end)) continue;
+    const us = ((end - start) * 1e6) / Math.max(1, requests);
+    if (name.startsWith("pg:")) postgres += us;
+    else if (name !== "postgres") perRequest[name] = us;
+  }
+  perRequest.postgres = postgres;
+  return perRequest;
+}
+
+async function measure(options: HttpBenchOptions, scenario: Scenario, target: Target, repetition: number): Promise<HttpRun> {
+  const backends = await backendPids(options.admin);
+  const before = cpuOf(options.processes, backends);
+  const machineBefore = machineCpu();
+  const load = await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.runSeconds);
+  const machineAfter = machineCpu();
+  const after = cpuOf(options.processes, backends);
+  return {
+    repetition,
+    load,
+    cpuUsPerRequest: cpuPerRequest(before, after, load.requests),
+    machineBusyCores: busyCores(machineBefore, machineAfter, options.cores),
+    loadAverage1m: loadAverage()[0],
+  };
+}
+
+/**
+ * Every scenario against every target: a warm-up, then `repetitions` runs, alternating targets within
+ * each repetition so slow drifts of the shared machine hit both alike. Medians are reported.
+ */
+export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResult[]> {
+  const results: HttpResult[] = [];
+  for (const scenario of options.scenarios) {
+    const runs = new Map<TargetName, HttpRun[]>(options.targets.map((target) => [target.name, []]));
+    for (const process of options.processes) resetPeakRss(process.pid);
+    for (const target of options.targets) {
+      if (options.warmupSeconds > 0) await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.warmupSeconds);
+    }
+    for (let repetition = 1; repetition <= options.repetitions; repetition++) {
+      for (const target of options.targets) {
+        const run = await measure(options, scenario, target, repetition);
+        runs.get(target.name)!.push(run);
+        options.say(
+          `${scenario.name.padEnd(9)} ${target.name.padEnd(8)} #${repetition}: ${run.load.requestsPerSecond.toFixed(0)} req/s, p50 ${run.load.p50Ms.toFixed(1)} ms, p99 ${run.load.p99Ms.toFixed(1)} ms` +
+            (run.load.non2xx || run.load.errors ? `, ${run.load.non2xx} non-2xx, ${run.load.errors} errors` : ""),
+        );
+      }
+    }
+    const peaks: Record<string, number> = {};
+    for (const process of options.processes) peaks[process.name] = peakRssMb(process.pid) ?? Number.NaN;
+    for (const target of options.targets) {
+      const targetRuns = runs.get(target.name)!;
+      const names = new Set(targetRuns.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
+      results.push({
+        scenario: scenario.name,
+        description: scenario.description,
+        target: target.name,
+        runs: targetRuns,
+        requestsPerSecond: median(targetRuns.map((run) => run.load.requestsPerSecond)),
+        p50Ms: median(targetRuns.map((run) => run.load.p50Ms)),
+        p99Ms: median(targetRuns.map((run) => run.load.p99Ms)),
+        cpuUsPerRequest: Object.fromEntries([...names].map((name) => [name, median(targetRuns.map((run) => run.cpuUsPerRequest[name] ?? Number.NaN))])),
+        peakRssMb: peaks,
+        non2xx: targetRuns.reduce((sum, run) => sum + run.load.non2xx, 0),
+        errors: targetRuns.reduce((sum, run) => sum + run.load.errors, 0),
+      });
+    }
+  }
+  return results;
+}

@@ -1,0 +1,94 @@
+/** What one `npm run bench` run does; every size and duration follows from the mode. */
+export type BenchMode = "full" | "quick" | "smoke";
+
+export interface BenchOptions {
+  mode: BenchMode;
+  /** Subscriptions across all merchants of the dataset. */
+  subscriptions: number;
+  merchants: number;
+  warmupSeconds: number;
+  runSeconds: number;
+  repetitions: number;
+  /** Concurrent connections of the load generator. */
+  connections: number;
+  /** How deep in the status-filtered walk the "deep page" starts (capped by the dataset). */
+  depth: number;
+  /** Sequential changes timed end to end (stack idle). */
+  latencyChanges: number;
+  /** Changes in the burst that measures sustained deliveries/s. */
+  burstChanges: number;
+  /** "wrk", "autocannon" or undefined (wrk when installed). */
+  loadTool: "wrk" | "autocannon" | undefined;
+  /** Run only this HTTP scenario against the gateway with --cpu-prof on the gateway and the query service. */
+  profile: string | undefined;
+  /** Skip the webhook phase (HTTP only). */
+  skipWebhooks: boolean;
+  /** Server holding the bench database (a superuser connection: the seed bulk-loads without triggers). */
+  databaseUrl: string;
+  natsUrl: string;
+  /** Log level of the services during the run (per-request logging would be measured too). */
+  logLevel: string;
+}
+
+const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "skipWebhooks" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
+  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
+  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0.5, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 200 },
+};
+
+export const USAGE = `npm run bench [-- options]
+  (default)            1,000,000 subscriptions across 100 merchants, runs of 10 s × 3
+  --quick              100,000 subscriptions, runs of 5 s × 3
+  --smoke              a tiny dataset and 1 s runs: checks that every scenario answers 200 and webhooks arrive
+  --subscriptions N    override the dataset size        --connections N   load-generator connections (64)
+  --seconds N          seconds per run                  --repetitions N   runs per scenario (medians reported)
+  --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
+  --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
+env: DATABASE_URL (server of the bench database, default postgres://postgres@127.0.0.1:5432/postgres),
+     NATS_URL (default nats://127.0.0.1:4222), BENCH_LOG_LEVEL (services' log level, default warn)`;
+
+function positive(name: string, text: string | undefined): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} takes a positive number, got "${text ?? ""}"`);
+  return value;
+}
+
+export function parseOptions(argv: readonly string[], environment: NodeJS.ProcessEnv): BenchOptions {
+  let mode: BenchMode = "full";
+  const overrides: Partial<BenchOptions> = {};
+  let loadTool: BenchOptions["loadTool"];
+  let profile: string | undefined;
+  let skipWebhooks = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = () => argv[++i];
+    switch (arg) {
+      case "--quick": mode = "quick"; break;
+      case "--smoke": mode = "smoke"; break;
+      case "--subscriptions": overrides.subscriptions = Math.floor(positive(arg, next())); break;
+      case "--connections": overrides.connections = Math.floor(positive(arg, next())); break;
+      case "--seconds": overrides.runSeconds = positive(arg, next()); break;
+      case "--repetitions": overrides.repetitions = Math.floor(positive(arg, next())); break;
+      case "--no-webhooks": skipWebhooks = true; break;
+      case "--profile": profile = next(); if (!profile) throw new Error("--profile takes a scenario name"); break;
+      case "--tool": {
+        const tool = next();
+        if (tool !== "wrk" && tool !== "autocannon") throw new Error(`--tool takes wrk or autocannon, got "${tool ?? ""}"`);
+        loadTool = tool;
+        break;
+      }
+      case "--help": case "-h": throw new Error(USAGE);
+      default: throw new Error(`unknown option "${arg}"\n${USAGE}`);
+    }
+  }
+  return {
+    ...MODES[mode],
+    ...overrides,
+    loadTool,
+    profile,
+    skipWebhooks,
+    databaseUrl: environment.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+    natsUrl: environment.NATS_URL ?? "nats://127.0.0.1:4222",
+    logLevel: environment.BENCH_LOG_LEVEL ?? "warn",
+  };
+}

@@ -1,0 +1,59 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+
+/** CPU time and memory of processes, read from /proc (Linux), for per-process figures per scenario. */
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** User + system CPU seconds the process has used so far; undefined when it is gone. */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses: fields are counted after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
+function statusField(pid: number, field: "VmHWM" | "VmRSS"): number | undefined {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Peak resident set size in MB since start or since the last resetPeakRss. */
+export const peakRssMb = (pid: number) => statusField(pid, "VmHWM");
+export const rssMb = (pid: number) => statusField(pid, "VmRSS");
+
+/** Resets VmHWM to the current RSS (Linux ≥ 4.0), so the next peak belongs to the next scenario. */
+export function resetPeakRss(pid: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  } catch {
+    // Not permitted or gone: the peak then covers the process's whole life, which is still a bound.
+  }
+}
+
+export function loadAverage(): [number, number, number] {
+  try {
+    const [one, five, fifteen] = readFileSync("/proc/loadavg", "utf8").split(" ").map(Number);
+    return [one ?? 0, five ?? 0, fifteen ?? 0];
+  } catch {
+    return [0, 0, 0];
+  }
+}

@@ -1,0 +1,121 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import type { Dataset } from "./dataset.ts";
+import type { Check, HttpResult } from "./http-bench.ts";
+import type { ScenarioFacts } from "./scenarios.ts";
+import type { WebhookResult } from "./webhook-bench.ts";
+
+/** Everything one run measured: written as bench/results/<timestamp>.json and rendered as tables. */
+export interface BenchReport {
+  startedAt: string;
+  mode: string;
+  machine: { cores: number; cpuModel: string; node: string; loadAverageAtStart: number[]; loadAverageAtEnd: number[]; sharing: string };
+  settings: { connections: number; warmupSeconds: number; runSeconds: number; repetitions: number; loadGenerator: string; serviceLogLevel: string };
+  dataset: Omit<Dataset, "adminUrl"> & ScenarioFacts;
+  checks: Check[];
+  http: HttpResult[];
+  webhooks: WebhookResult | undefined;
+  targets: TargetVerdict[];
+}
+
+export interface TargetVerdict {
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+export const DOCS_START = "<!-- bench:results:start -->";
+export const DOCS_END = "<!-- bench:results:end -->";
+
+const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "–");
+const find = (http: readonly HttpResult[], scenario: string, target: string) => http.find((result) => result.scenario === scenario && result.target === target);
+const GATEWAY_PATH = ["gateway", "query", "auth"];
+
+export function judgeTargets(http: readonly HttpResult[], webhooks: WebhookResult | undefined): TargetVerdict[] {
+  const verdicts: TargetVerdict[] = [];
+  const gateway = find(http, "list50", "gateway");
+  const baseline = find(http, "list50", "baseline");
+  if (gateway && baseline) {
+    const ratio = gateway.requestsPerSecond / baseline.requestsPerSecond;
+    verdicts.push({ target: "gateway list page ≥ 0.7× baseline req/s", measured: `${fixed(ratio, 2)}×`, met: ratio >= 0.7 });
+    verdicts.push({ target: "gateway list page p99 ≤ 100 ms at 64 connections", measured: `${fixed(gateway.p99Ms, 1)} ms`, met: gateway.p99Ms <= 100 });
+  }
+  const deep = find(http, "deep50", "gateway");
+  if (deep && gateway) {
+    const ratio = deep.p50Ms / gateway.p50Ms;
+    verdicts.push({ target: "deep page latency ≤ 1.2× first page (gateway p50)", measured: `${fixed(ratio, 2)}×`, met: ratio <= 1.2 });
+  }
+  if (webhooks) {
+    verdicts.push({ target: "change → delivered webhook p99 ≤ 250 ms (idle)", measured: `${fixed(webhooks.latency.p99Ms, 1)} ms`, met: webhooks.latency.p99Ms <= 250 });
+    verdicts.push({ target: "≥ 2,000 deliveries/s sustained", measured: `${fixed(webhooks.burst.deliveriesPerSecond)}/s`, met: webhooks.burst.deliveriesPerSecond >= 2000 });
+  }
+  const peaks = [...http.flatMap((result) => Object.entries(result.peakRssMb)), ...Object.entries(webhooks?.burst.peakRssMb ?? {})].filter(([, mb]) => Number.isFinite(mb));
+  if (peaks.length) {
+    const [name, mb] = peaks.reduce((max, entry) => (entry[1] > max[1] ? entry : max));
+    verdicts.push({ target: "no process above 200 MB RSS under load", measured: `max ${fixed(mb)} MB (${name})`, met: mb <= 200 });
+  }
+  return verdicts;
+}
+
+/** The tables (Markdown), printed to stdout and put into docs/benchmarks.md. */
+export function renderTables(report: BenchReport): string {
+  const lines: string[] = [];
+  const d = report.dataset;
+  lines.push(
+    `Run ${report.startedAt}, \`--${report.mode}\`: ${d.counts.subscriptions.toLocaleString("en")} subscriptions, ${d.counts.charges.toLocaleString("en")} charges, ` +
+      `${d.counts.orders.toLocaleString("en")} orders, ${d.counts.merchants} merchants. ${report.settings.loadGenerator}, ${report.settings.connections} connections, ` +
+      `warm-up ${report.settings.warmupSeconds} s, medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s. ` +
+      `${report.machine.cores} cores (${report.machine.cpuModel}), Node ${report.machine.node}; load average ${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(" ")} at start. ` +
+      report.machine.sharing,
+    "",
+    "| scenario | baseline req/s | gateway req/s | gateway/baseline | baseline p50 / p99 ms | gateway p50 / p99 ms |",
+    "|---|---:|---:|---:|---:|---:|",
+  );
+  const scenarios = [...new Set(report.http.map((result) => result.scenario))];
+  for (const scenario of scenarios) {
+    const base = find(report.http, scenario, "baseline");
+    const gate = find(report.http, scenario, "gateway");
+    const ratio = base && gate ? gate.requestsPerSecond / base.requestsPerSecond : Number.NaN;
+    lines.push(
+      `| ${(gate ?? base)!.description} | ${base ? fixed(base.requestsPerSecond) : "–"} | ${gate ? fixed(gate.requestsPerSecond) : "–"} | ${fixed(ratio, 2)} | ` +
+        `${base ? `${fixed(base.p50Ms, 1)} / ${fixed(base.p99Ms, 1)}` : "–"} | ${gate ? `${fixed(gate.p50Ms, 1)} / ${fixed(gate.p99Ms, 1)}` : "–"} |`,
+    );
+  }
+  lines.push("", "CPU µs per request per process (medians; postgres = the bench database's backends) and peak RSS MB per process during the scenario:", "");
+  lines.push("| scenario | baseline | gateway | query | auth | postgres (baseline / gateway path) | peak RSS MB: baseline / gateway / query / auth |", "|---|---:|---:|---:|---:|---:|---:|");
+  for (const scenario of scenarios) {
+    const base = find(report.http, scenario, "baseline");
+    const gate = find(report.http, scenario, "gateway");
+    const cpu = (result: HttpResult | undefined, name: string) => (result ? fixed(result.cpuUsPerRequest[name] ?? Number.NaN) : "–");
+    const rss = (gate ?? base)!.peakRssMb;
+    lines.push(
+      `| ${scenario} | ${cpu(base, "baseline")} | ${cpu(gate, "gateway")} | ${cpu(gate, "query")} | ${cpu(gate, "auth")} | ${cpu(base, "postgres")} / ${cpu(gate, "postgres")} | ` +
+        `${["baseline", ...GATEWAY_PATH].map((name) => fixed(rss[name] ?? Number.NaN)).join(" / ")} |`,
+    );
+  }
+  if (report.webhooks) {
+    const w = report.webhooks;
+    lines.push(
+      "",
+      "| webhook pipeline | figure |",
+      "|---|---:|",
+      `| change → signed delivery at the receiver, stack idle (${w.latency.arrived}/${w.latency.changes} sequential changes) | p50 ${fixed(w.latency.p50Ms, 1)} ms, p99 ${fixed(w.latency.p99Ms, 1)} ms |`,
+      `| sustained deliveries/s (burst of ${w.burst.changes.toLocaleString("en")} changes, ${w.burst.arrived.toLocaleString("en")} arrived) | ${fixed(w.burst.deliveriesPerSecond)} |`,
+      `| burst end to end (first commit → last delivery) | ${fixed(w.burst.endToEndSeconds, 1)} s |`,
+      `| outbox relay throughput (rows published/s) | ${fixed(w.burst.relayRowsPerSecond)} |`,
+      `| CPU µs per delivery: webhook / relay | ${fixed(w.burst.cpuUsPerDelivery.webhook ?? Number.NaN)} / ${fixed(w.burst.cpuUsPerDelivery.relay ?? Number.NaN)} |`,
+      `| peak RSS MB during the burst: webhook / relay | ${fixed(w.burst.peakRssMb.webhook ?? Number.NaN)} / ${fixed(w.burst.peakRssMb.relay ?? Number.NaN)} |`,
+    );
+  }
+  lines.push("", "| target (issue) | measured | met |", "|---|---:|:---:|");
+  for (const verdict of report.targets) lines.push(`| ${verdict.target} | ${verdict.measured} | ${verdict.met === undefined ? "–" : verdict.met ? "yes" : "**no**"} |`);
+  return lines.join("\n");
+}
+
+/** Replaces what is between the markers of docs/benchmarks.md (reruns replace, never append). */
+export function writeDocsTable(path: string, tables: string): void {
+  const text = readFileSync(path, "utf8");
+  const start = text.indexOf(DOCS_START);
+  const end = text.indexOf(DOCS_END);
+  if (start < 0 || end < start) throw new Error(`${path} lacks the ${DOCS_START} … ${DOCS_END} markers`);
+  writeFileSync(path, `${text.slice(0, start + DOCS_START.length)}\n${tables}\n${text.slice(end)}`);
+}

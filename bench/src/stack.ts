@@ -1,0 +1,187 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import type { ServiceName } from "@subdata/db";
+import type { DevSecrets } from "@subdata/local/src/dev-secrets.ts";
+import { formatLogLine, prefixLines } from "@subdata/local/src/log-line.ts";
+import { spawnManaged, type ManagedProcess } from "@subdata/local/src/managed-process.ts";
+import { buildProcessTable, childEnvironment, stackUrls, type ProcessSpec } from "@subdata/local/src/process-table.ts";
+import { grpcHealthServing, httpAnswers, waitFor } from "@subdata/local/src/readiness.ts";
+
+/**
+ * The stack as `npm start` runs it — each service its own `node --import tsx` process with its role's
+ * DATABASE_URL, from deploy/local's process table — plus the baseline server, so CPU and RSS can be
+ * read per process. Differences from the dev stack, all for measuring: free ports, secrets invented
+ * per run, bench-only JetStream names (other work shares this NATS), a per-key rate limit high enough
+ * not to throttle the load generator, and a quieter log level.
+ */
+
+export interface BenchSecrets {
+  serviceToken: string;
+  pageTokenSecret: string;
+  baselineKey: string;
+  dev: DevSecrets;
+}
+
+export function inventSecrets(): BenchSecrets {
+  const hex = () => randomBytes(18).toString("hex");
+  const dev: DevSecrets = {
+    SUBDATA_SERVICE_TOKEN: randomBytes(32).toString("base64url"),
+    SUBDATA_PAGE_TOKEN_SECRET: randomBytes(32).toString("base64url"),
+    SUBDATA_WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
+    SUBDATA_POSTGRES_PASSWORD: hex(),
+    SUBDATA_QUERY_DB_PASSWORD: hex(),
+    SUBDATA_AUTH_DB_PASSWORD: hex(),
+    SUBDATA_WEBHOOK_DB_PASSWORD: hex(),
+  };
+  return { serviceToken: dev.SUBDATA_SERVICE_TOKEN, pageTokenSecret: dev.SUBDATA_PAGE_TOKEN_SECRET, baselineKey: `bench_${randomBytes(24).toString("hex")}`, dev };
+}
+
+/** JetStream names of the bench, apart from the dev stack's and the tests'. */
+export const BENCH_STREAM = { stream: "SUBDATA_BENCH_EVENTS", subjectPrefix: "subdata.bench.events", consumer: "bench-webhook-deliveries" };
+
+export interface StackOptions {
+  repoRoot: string;
+  roleUrls: Record<ServiceName, string>;
+  natsUrl: string;
+  secrets: BenchSecrets;
+  logLevel: string;
+  /** The merchant the baseline's fixed key belongs to. */
+  baselineMerchantId: string;
+  /** Which processes to start (baseline, query, auth, webhook, relay, gateway). */
+  only?: readonly string[];
+  /** Processes started with --cpu-prof, writing into profileDir. */
+  profile?: { names: readonly string[]; dir: string };
+  say(line: string): void;
+}
+
+export interface RunningProcess {
+  name: string;
+  pid: number;
+  process: ManagedProcess;
+}
+
+export interface Stack {
+  processes: RunningProcess[];
+  gatewayUrl: string;
+  baselineUrl: string;
+  authUrl: string;
+  webhookUrl: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const ports = { gateway: await freePort(), query: await freePort(), auth: await freePort(), webhook: await freePort(), relayHealth: await freePort() };
+  const baselinePort = await freePort();
+  const config = {
+    databaseUrl: undefined,
+    natsUrl: options.natsUrl,
+    dataDir: join(options.repoRoot, ".subdata"),
+    embeddedPostgresPort: 0,
+    ports,
+    logLevel: options.logLevel,
+    repoRoot: options.repoRoot,
+  };
+  const extra: Record<string, string> = {
+    SUBDATA_EVENTS_STREAM: BENCH_STREAM.stream,
+    SUBDATA_EVENTS_SUBJECT_PREFIX: BENCH_STREAM.subjectPrefix,
+    SUBDATA_WEBHOOK_CONSUMER: BENCH_STREAM.consumer,
+    // The limiter still runs on every request; only its quota is out of the load generator's way.
+    SUBDATA_RATE_LIMIT_QUOTA: "100000000",
+  };
+  const table: ProcessSpec[] = buildProcessTable({ config, secrets: options.secrets.dev, roleUrls: options.roleUrls, natsUrl: options.natsUrl }).map(
+    (spec) => ({ ...spec, env: { ...spec.env, ...extra } }),
+  );
+  table.unshift({
+    name: "baseline",
+    entry: "bench/src/baseline-main.ts",
+    port: baselinePort,
+    readiness: { kind: "http", path: "/healthz" },
+    needsNats: false,
+    env: {
+      HOST: "127.0.0.1",
+      PORT: String(baselinePort),
+      // The query service's read-only role: the floor reads exactly as the query service does.
+      DATABASE_URL: options.roleUrls.query,
+      SUBDATA_PAGE_TOKEN_SECRET: options.secrets.pageTokenSecret,
+      BENCH_BASELINE_KEY: options.secrets.baselineKey,
+      BENCH_BASELINE_MERCHANT: options.baselineMerchantId,
+    },
+  });
+  const specs = options.only ? table.filter((spec) => options.only?.includes(spec.name)) : table;
+  if (options.profile) mkdirSync(options.profile.dir, { recursive: true });
+
+  const running: RunningProcess[] = [];
+  const recent = new Map<string, string[]>();
+  let stopping = false;
+  const stop = async () => {
+    stopping = true;
+    // The gateway first (stops taking requests), then the rest; bounded, then killed.
+    const order = [...running].sort((a, b) => Number(b.name === "gateway") - Number(a.name === "gateway"));
+    for (const entry of order) await entry.process.stop(15_000);
+  };
+  for (const spec of specs) {
+    const profiled = options.profile?.names.includes(spec.name);
+    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", options.profile!.dir, "--cpu-prof-name", `${spec.name}.cpuprofile`] : []), "--import", "tsx", spec.entry];
+    const lines: string[] = [];
+    recent.set(spec.name, lines);
+    const child = spawnManaged({
+      name: spec.name,
+      command: process.execPath,
+      args,
+      cwd: options.repoRoot,
+      env: childEnvironment(process.env, spec),
+      onLine: (line) => {
+        const text = prefixLines(spec.name, formatLogLine(line));
+        lines.push(text);
+        if (lines.length > 40) lines.shift();
+        options.say(text);
+      },
+    });
+    running.push({ name: spec.name, pid: child.pid, process: child });
+    void child.exited.then((exit) => {
+      if (!stopping && !child.stopRequested) options.say(`${spec.name} exited unexpectedly (${exit.signal ?? `code ${exit.code}`})`);
+    });
+  }
+
+  const ready = await Promise.all(
+    specs.map(async (spec) => {
+      const child = running.find((entry) => entry.name === spec.name)!.process;
+      const base = `http://127.0.0.1:${spec.port}`;
+      const check =
+        spec.readiness.kind === "grpc-health"
+          ? () => grpcHealthServing(base, options.secrets.serviceToken)
+          : spec.readiness.kind === "http"
+            ? () => httpAnswers(`${base}${(spec.readiness as { path: string }).path}`)
+            : async () => true;
+      return { name: spec.name, ready: await waitFor(check, { timeoutMs: 90_000, gaveUp: () => !child.running }) };
+    }),
+  );
+  const notReady = ready.filter((entry) => !entry.ready).map((entry) => entry.name);
+  if (notReady.length) {
+    await stop();
+    throw new Error(`not ready: ${notReady.join(", ")}`);
+  }
+  const urls = stackUrls(config);
+  return {
+    processes: running,
+    gatewayUrl: urls.gatewayUrl,
+    baselineUrl: `http://127.0.0.1:${baselinePort}`,
+    authUrl: urls.authUrl,
+    webhookUrl: urls.webhookUrl,
+    stop,
+  };
+}

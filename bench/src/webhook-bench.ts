@@ -1,0 +1,178 @@
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createClient } from "@connectrpc/connect";
+import { setSubscriptionStatus, type SubscriptionStatus } from "@subdata/cli";
+import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
+import { createServiceTransport } from "@subdata/runtime";
+import type pg from "pg";
+import type { ProcessRef } from "./http-bench.ts";
+import { cpuSeconds, peakRssMb, resetPeakRss } from "./proc-stats.ts";
+import type { Receiver } from "./receiver.ts";
+import { quantile } from "./stats.ts";
+
+/**
+ * The webhook pipeline end to end: a subscription change committed in Postgres → trigger-fed outbox
+ * → relay → JetStream → webhook service → signed POST at the local receiver.
+ */
+
+export interface WebhookResult {
+  latency: { changes: number; arrived: number; p50Ms: number; p99Ms: number; maxMs: number };
+  burst: {
+    changes: number;
+    arrived: number;
+    /** Deliveries per second between the first and the last arrival. */
+    deliveriesPerSecond: number;
+    /** From the first change's commit to the last arrival. */
+    endToEndSeconds: number;
+    /** Outbox rows published per second, from their published_at span. */
+    relayRowsPerSecond: number;
+    /** CPU microseconds per delivery, per process. */
+    cpuUsPerDelivery: Record<string, number>;
+    peakRssMb: Record<string, number>;
+  };
+  badSignatures: number;
+}
+
+export interface WebhookBenchOptions {
+  admin: pg.Pool;
+  webhookUrl: string;
+  serviceToken: string;
+  merchantId: string;
+  receiver: Receiver;
+  latencyChanges: number;
+  burstChanges: number;
+  processes: readonly ProcessRef[];
+  say(line: string): void;
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/** Replaces the merchant's endpoints (earlier runs' point at receivers that are gone) with one for `url`. */
+async function freshEndpoint(options: WebhookBenchOptions): Promise<{ endpointId: string; remove(): Promise<void>; close(): void }> {
+  const { transport, close } = createServiceTransport({ baseUrl: options.webhookUrl, serviceToken: options.serviceToken });
+  const endpoints = createClient(WebhookEndpointService, transport);
+  let pageToken = "";
+  do {
+    const page = await endpoints.listEndpoints({ merchantId: options.merchantId, pageSize: 200, pageToken });
+    for (const endpoint of page.endpoints) await endpoints.deleteEndpoint({ merchantId: options.merchantId, endpointId: endpoint.id }).catch(() => {});
+    pageToken = page.nextPageToken;
+  } while (pageToken !== "");
+  const created = await endpoints.createEndpoint({ merchantId: options.merchantId, url: options.receiver.url, description: "npm run bench receiver" });
+  options.receiver.setSecret(created.secret);
+  const endpointId = created.endpoint?.id ?? "";
+  return {
+    endpointId,
+    remove: async () => void (await endpoints.deleteEndpoint({ merchantId: options.merchantId, endpointId }).catch(() => {})),
+    close,
+  };
+}
+
+async function pendingOutboxRows(admin: pg.Pool): Promise<number> {
+  return Number((await admin.query("SELECT count(*)::int AS n FROM event_outbox WHERE published_at IS NULL")).rows[0].n);
+}
+
+/** Sequential changes with small gaps on an idle stack: commit → arrival at the receiver. */
+async function measureLatency(options: WebhookBenchOptions, client: pg.PoolClient): Promise<WebhookResult["latency"]> {
+  const rows = (
+    await client.query<{ id: string; status: SubscriptionStatus }>("SELECT id, status::text AS status FROM subscriptions WHERE merchant_id = $1 ORDER BY id LIMIT $2", [
+      options.merchantId,
+      options.latencyChanges,
+    ])
+  ).rows;
+  const latencies: number[] = [];
+  for (const row of rows) {
+    // PAUSED ↔ ACTIVE, as the app would: a real change every time, and the dataset stays valid.
+    const change = await setSubscriptionStatus(client, { subscriptionId: row.id, status: row.status === "PAUSED" ? "ACTIVE" : "PAUSED", reason: null });
+    const committedAt = performance.now();
+    const arrivedAt = await options.receiver.arrival(row.id, change.version, 10_000);
+    if (arrivedAt !== undefined) latencies.push(arrivedAt - committedAt);
+    await sleep(20 + Math.random() * 20);
+  }
+  return {
+    changes: rows.length,
+    arrived: latencies.length,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    maxMs: quantile(latencies, 1),
+  };
+}
+
+/** A burst of changes (bulk UPDATEs of 1,000 rows) and how fast the pipeline drains it. */
+async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient): Promise<WebhookResult["burst"]> {
+  const ids = (await client.query<{ id: string }>("SELECT id FROM subscriptions WHERE merchant_id = $1 ORDER BY id", [options.merchantId])).rows.map((row) => row.id);
+  const lastSeq = (await client.query("SELECT coalesce(max(seq), 0)::text AS seq FROM event_outbox")).rows[0].seq as string;
+  for (const process of options.processes) resetPeakRss(process.pid);
+  const cpuBefore = new Map(options.processes.map((process) => [process.name, cpuSeconds(process.pid)]));
+  options.receiver.reset();
+  const startedAt = performance.now();
+  let made = 0;
+  let offset = 0;
+  while (made < options.burstChanges) {
+    // Round-robin over the merchant's subscriptions; a subscription changes again only in a later
+    // statement, so each change is its own event and per-subscription ordering is exercised too.
+    const chunk: string[] = [];
+    while (chunk.length < Math.min(1_000, options.burstChanges - made) && chunk.length < ids.length) {
+      chunk.push(ids[offset % ids.length] as string);
+      offset++;
+    }
+    const result = await client.query("UPDATE subscriptions SET quantity = quantity % 9 + 1 WHERE merchant_id = $1 AND id = ANY($2::text[])", [options.merchantId, chunk]);
+    made += result.rowCount ?? 0;
+  }
+  const arrivedAll = await options.receiver.waitForCount(made, Math.max(60_000, made * 10));
+  const cpuAfter = new Map(options.processes.map((process) => [process.name, cpuSeconds(process.pid)]));
+  const arrived = options.receiver.received;
+  if (!arrivedAll) options.say(`burst: only ${arrived} of ${made} deliveries arrived in time`);
+  const span = options.receiver.firstAt !== undefined && options.receiver.lastAt !== undefined ? options.receiver.lastAt - options.receiver.firstAt : 0;
+  const relay = (
+    await client.query<{ n: number; span: number | null }>(
+      "SELECT count(*)::int AS n, extract(epoch FROM max(published_at) - min(published_at))::float8 AS span FROM event_outbox WHERE seq > $1::bigint AND published_at IS NOT NULL",
+      [lastSeq],
+    )
+  ).rows[0]!;
+  const cpuUsPerDelivery: Record<string, number> = {};
+  for (const process of options.processes) {
+    const before = cpuBefore.get(process.name);
+    const after = cpuAfter.get(process.name);
+    if (before !== undefined && after !== undefined) cpuUsPerDelivery[process.name] = ((after - before) * 1e6) / Math.max(1, arrived);
+  }
+  return {
+    changes: made,
+    arrived,
+    deliveriesPerSecond: span > 0 ? ((arrived - 1) * 1000) / span : Number.NaN,
+    endToEndSeconds: options.receiver.lastAt !== undefined ? (options.receiver.lastAt - startedAt) / 1000 : Number.NaN,
+    relayRowsPerSecond: relay.span && relay.span > 0 ? relay.n / relay.span : Number.NaN,
+    cpuUsPerDelivery,
+    peakRssMb: Object.fromEntries(options.processes.map((process) => [process.name, peakRssMb(process.pid) ?? Number.NaN])),
+  };
+}
+
+export async function runWebhookBench(options: WebhookBenchOptions): Promise<WebhookResult> {
+  const endpoint = await freshEndpoint(options);
+  const client = await options.admin.connect();
+  try {
+    // Start from a quiet pipeline: nothing left in the outbox, nothing still arriving.
+    if (!(await waitUntil(async () => (await pendingOutboxRows(options.admin)) === 0, 120_000))) options.say("the outbox did not drain within 120 s; measuring anyway");
+    await sleep(1_000);
+    options.receiver.reset();
+    options.say(`webhooks: ${options.latencyChanges} sequential changes, stack idle`);
+    const latency = await measureLatency(options, client);
+    options.say(`webhooks: latency p50 ${latency.p50Ms.toFixed(1)} ms, p99 ${latency.p99Ms.toFixed(1)} ms (${latency.arrived}/${latency.changes} arrived)`);
+    await sleep(500);
+    const latencyBadSignatures = options.receiver.badSignatures;
+    options.say(`webhooks: burst of ${options.burstChanges.toLocaleString("en")} changes`);
+    const burst = await measureBurst(options, client);
+    options.say(`webhooks: ${burst.deliveriesPerSecond.toFixed(0)} deliveries/s, relay ${burst.relayRowsPerSecond.toFixed(0)} rows/s (${burst.arrived}/${burst.changes} arrived)`);
+    return { latency, burst, badSignatures: latencyBadSignatures + options.receiver.badSignatures };
+  } finally {
+    client.release();
+    await endpoint.remove();
+    endpoint.close();
+  }
+}

@@ -1,0 +1,107 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig } from "@subdata/runtime";
+import { describe, expect, it } from "vitest";
+import { placeholderSecrets, processConfigs, requiredVariables } from "./test-support/process-configs.ts";
+import { overlayNames, renderOverlay, repositoryRoot, type RenderedObject } from "./test-support/render.ts";
+import { scriptOf, workloadsOf } from "./test-support/workloads.ts";
+
+describe.each(overlayNames)("the %s overlay's environment", (overlay) => {
+  const objects = renderOverlay(overlay);
+  const deployments = workloadsOf(objects).filter((workload) => workload.kind === "Deployment");
+  const configMaps = new Map(objects.filter((object) => object.kind === "ConfigMap").map((object) => [object.metadata.name, object]));
+
+  const environmentOf = (workload: (typeof deployments)[number]) => {
+    const container = workload.containers[0]!;
+    const fromConfigMaps = (container.envFrom ?? []).flatMap((source) => {
+      const configMap = configMaps.get(source.configMapRef?.name ?? "");
+      expect(configMap, `${workload.name} reads ConfigMap ${source.configMapRef?.name}`).toBeDefined();
+      return Object.entries((configMap as RenderedObject).data as Record<string, string>);
+    });
+    const own = (container.env ?? []).map((variable) => [variable.name, variable.value ?? placeholderSecrets[variable.name] ?? "from-secret"] as const);
+    return { script: scriptOf(container), names: (container.env ?? []).map((variable) => variable.name), environment: Object.fromEntries([...fromConfigMaps, ...own]) };
+  };
+
+  it("runs each Deployment's process with a configuration that loads: every required variable set, every value valid", () => {
+    for (const workload of deployments) {
+      const { script, environment } = environmentOf(workload);
+      const shape = processConfigs[script];
+      expect(shape, `${workload.name} runs a known process (${script})`).toBeDefined();
+      for (const name of requiredVariables(shape!)) expect(environment, `${workload.name} sets ${name}`).toHaveProperty(name);
+      expect(() => loadConfig(shape!, environment), workload.name).not.toThrow();
+    }
+  });
+
+  it("sets no variable in a container that its process does not read (catches misspelt names)", () => {
+    for (const workload of deployments) {
+      const { script, names } = environmentOf(workload);
+      const known = Object.keys(processConfigs[script]!);
+      expect(names.filter((name) => !known.includes(name)), workload.name).toEqual([]);
+    }
+  });
+
+  it("puts only variables that some process reads into the shared ConfigMap", () => {
+    const known = new Set(Object.values(processConfigs).flatMap((shape) => Object.keys(shape)));
+    for (const configMap of configMaps.values()) {
+      const unknown = Object.keys(configMap.data as Record<string, string>).filter((name) => !known.has(name));
+      expect(unknown, configMap.metadata.name).toEqual([]);
+    }
+  });
+
+  it("gives each database process its own role's connection and the migration the owner's", () => {
+    const secretOf = (workload: ReturnType<typeof workloadsOf>[number]) =>
+      workload.containers[0]!.env?.find((variable) => variable.name === "DATABASE_URL")?.valueFrom?.secretKeyRef?.name;
+    const byName = Object.fromEntries(workloadsOf(objects).map((workload) => [workload.name, secretOf(workload)]));
+    expect(byName).toEqual({
+      "subdata-query": "subdata-database-query",
+      "subdata-auth": "subdata-database-auth",
+      "subdata-webhook": "subdata-database-webhook",
+      "subdata-relay": "subdata-database-webhook",
+      "subdata-gateway": undefined,
+      "subdata-migrate": "subdata-database-migrate",
+    });
+  });
+});
+
+describe("docs/operations.md", () => {
+  const operations = readFileSync(join(repositoryRoot, "docs/operations.md"), "utf8");
+
+  it("documents every environment variable of every service, the relay and the gateway", () => {
+    const variables = [...new Set(Object.values(processConfigs).flatMap((shape) => Object.keys(shape)))];
+    expect(variables.length).toBeGreaterThan(20);
+    expect(variables.filter((name) => !operations.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it("documents every config key written in the config files, including ones not loaded through a shape above", () => {
+    const files = [
+      "services/query/src/config.ts",
+      "services/auth/src/config.ts",
+      "services/webhook/src/config.ts",
+      "services/webhook/src/delivery-config.ts",
+      "services/webhook/src/relay-config.ts",
+      "gateway/src/config.ts",
+    ];
+    const names = files.flatMap((file) => {
+      const text = readFileSync(join(repositoryRoot, file), "utf8");
+      const shapeKeys = [...text.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((match) => match[1]!);
+      const envReads = [...text.matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)].map((match) => match[1]!);
+      return [...shapeKeys, ...envReads];
+    });
+    expect(names.length).toBeGreaterThan(20);
+    expect([...new Set(names)].filter((name) => !operations.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it("names every Secret and key the manifests reference", () => {
+    const objects = renderOverlay("prod");
+    const references = workloadsOf(objects).flatMap((workload) =>
+      workload.containers.flatMap((container) =>
+        (container.env ?? []).flatMap((variable) => (variable.valueFrom?.secretKeyRef ? [variable.valueFrom.secretKeyRef] : [])),
+      ),
+    );
+    expect(references.length).toBeGreaterThan(0);
+    for (const reference of references) {
+      expect(operations, `${reference.name}/${reference.key}`).toContain(`\`${reference.name}\``);
+      expect(operations, `${reference.name}/${reference.key}`).toMatch(new RegExp(`${reference.name}[^\\n]*--from-literal=${reference.key}=`));
+    }
+  });
+});

@@ -1,0 +1,30 @@
+import { authConfigShape } from "@subdata/auth/config";
+import { gatewayConfigShape } from "@subdata/gateway/config";
+import { queryConfigShape } from "@subdata/query/config";
+import { webhookConfigShape } from "@subdata/webhook/config";
+import { relayConfigShape } from "@subdata/webhook/relay-config";
+import type { z } from "zod";
+
+/** Each deployable's script and the config shape its main.ts loads (keys are the variable names). */
+export const processConfigs: Readonly<Record<string, z.ZodRawShape>> = {
+  "services/query/src/main.ts": queryConfigShape,
+  "services/auth/src/main.ts": authConfigShape,
+  "services/webhook/src/main.ts": webhookConfigShape,
+  "services/webhook/src/relay-main.ts": relayConfigShape,
+  "gateway/src/main.ts": gatewayConfigShape,
+};
+
+/** The variables a shape cannot do without (no default): the manifests must provide every one. */
+export function requiredVariables(shape: z.ZodRawShape): string[] {
+  return Object.entries(shape)
+    .filter(([, schema]) => !schema.safeParse(undefined).success)
+    .map(([name]) => name);
+}
+
+/** Values of the right form for the secrets the manifests take from Secrets, to load a config offline. */
+export const placeholderSecrets: Readonly<Record<string, string>> = {
+  DATABASE_URL: "postgres://subdata_role@postgres.example:5432/subdata",
+  SUBDATA_SERVICE_TOKEN: "t".repeat(32),
+  SUBDATA_PAGE_TOKEN_SECRET: "p".repeat(32),
+  SUBDATA_WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+};

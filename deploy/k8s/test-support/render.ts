@@ -1,0 +1,43 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+
+/** The repository root, whatever directory vitest was started from. */
+export const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url));
+
+export const overlayNames = ["dev", "prod"] as const;
+export type OverlayName = (typeof overlayNames)[number];
+
+/** A rendered object: only the envelope is typed; policy code narrows by kind. */
+export interface RenderedObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  [field: string]: unknown;
+}
+
+/** `kubectl kustomize deploy/k8s/overlays/<name>`, parsed: exactly what `kubectl apply -k` would send. */
+export function renderOverlay(name: OverlayName): RenderedObject[] {
+  const output = execFileSync("kubectl", ["kustomize", `deploy/k8s/overlays/${name}`], {
+    cwd: repositoryRoot,
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return parseAllDocuments(output).map((document) => {
+    if (document.errors.length > 0) throw new Error(`overlay ${name}: ${document.errors[0]!.message}`);
+    const object = document.toJS() as RenderedObject;
+    if (!object?.apiVersion || !object.kind || !object.metadata?.name) {
+      throw new Error(`overlay ${name} rendered an object without apiVersion, kind or name`);
+    }
+    return object;
+  });
+}
+
+export function ofKind<T>(objects: readonly RenderedObject[], kind: string): Array<T & RenderedObject> {
+  return objects.filter((object) => object.kind === kind) as Array<T & RenderedObject>;
+}

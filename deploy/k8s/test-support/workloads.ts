@@ -1,0 +1,38 @@
+import type { IDeployment } from "kubernetes-models/apps/v1/Deployment";
+import type { IJob } from "kubernetes-models/batch/v1/Job";
+import type { IContainer } from "kubernetes-models/v1/Container";
+import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
+import { ofKind, type RenderedObject } from "./render.ts";
+
+/** A pod template of a Deployment or Job, with what the policy tests look at. */
+export interface Workload {
+  kind: "Deployment" | "Job";
+  name: string;
+  podLabels: Record<string, string>;
+  pod: IPodSpec;
+  containers: IContainer[];
+  object: RenderedObject;
+}
+
+export function workloadsOf(objects: readonly RenderedObject[]): Workload[] {
+  const deployments = ofKind<IDeployment>(objects, "Deployment").map((object) => ({ kind: "Deployment" as const, object, template: object.spec?.template }));
+  const jobs = ofKind<IJob>(objects, "Job").map((object) => ({ kind: "Job" as const, object, template: object.spec?.template }));
+  return [...deployments, ...jobs].map(({ kind, object, template }) => {
+    if (!template?.spec) throw new Error(`${kind}/${object.metadata.name} has no pod template`);
+    return {
+      kind,
+      name: object.metadata.name,
+      podLabels: template.metadata?.labels ?? {},
+      pod: template.spec,
+      containers: [...(template.spec.initContainers ?? []), ...template.spec.containers],
+      object,
+    };
+  });
+}
+
+/** The script a container runs: its first argument (the image's ENTRYPOINT is `node --import tsx`). */
+export function scriptOf(container: IContainer): string {
+  const script = container.args?.[0] ?? container.command?.[0];
+  if (!script) throw new Error(`container ${container.name} names no script`);
+  return script;
+}

@@ -1,0 +1,130 @@
+import { Writable } from "node:stream";
+import { createClient } from "@connectrpc/connect";
+import { createApiKeyCache, createGateway, createRevocationListener, loadGatewayConfig, type ApiKeyCache, type Gateway } from "@subdata/gateway";
+import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
+import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { createLogger, createServiceTransport } from "@subdata/runtime";
+import type { LightMyRequestResponse } from "fastify";
+import pg from "pg";
+import { inject } from "vitest";
+import { startAuthService, type AuthHarness } from "../auth/auth-harness.ts";
+import { createFixtures, type Fixtures } from "../support/fixtures.ts";
+import { startQueryServer, type RunningQueryServer } from "../support/query-server.ts";
+
+/**
+ * The whole read path in-process: real query and auth services on port 0 (their own roles on this
+ * run's database), real NATS for revocations, and the gateway over them, driven with Fastify inject.
+ * Audit writes can be made to fail on demand (`failAudit`) at the database, below the auth service.
+ */
+export interface GatewayHarness {
+  gateway: Gateway;
+  cache: ApiKeyCache;
+  auth: AuthHarness;
+  query: RunningQueryServer;
+  admin: pg.Pool;
+  fixtures: Fixtures;
+  /** Every log line the gateway wrote. */
+  logs: string[];
+  /** When true, every INSERT into audit_events fails as if the database were gone. */
+  failAudit: { enabled: boolean };
+  /** A new key for a merchant, as CreateApiKey returns it (the only copy). */
+  createKey(merchantId: string): Promise<{ key: string; apiKeyId: string }>;
+  /** GET/HEAD with a bearer key. */
+  request(key: string | undefined, url: string, options?: { method?: "GET" | "HEAD" | "DELETE"; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  /** Resolves once the revocation listener trusts the cache (its NATS subscription is live). */
+  cacheLive(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function pollUntil(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): Promise<GatewayHarness> {
+  const failAudit = { enabled: false };
+  const auth = await startAuthService({
+    wrapDb: (db) => ({
+      query: ((...args: unknown[]) => {
+        const first = args[0];
+        const text = typeof first === "string" ? first : String((first as { text?: string }).text);
+        if (failAudit.enabled && text.includes("INSERT INTO audit_events")) {
+          return Promise.reject(Object.assign(new Error("Connection terminated unexpectedly"), { code: "08006" }));
+        }
+        return (db.query as (...a: unknown[]) => unknown)(...args);
+      }) as typeof db.query,
+    }),
+  });
+  const query = await startQueryServer();
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 4 });
+  const logs: string[] = [];
+  const logger = createLogger({
+    name: "gateway",
+    level: "debug",
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  // The two harnesses use different service tokens; production uses one SUBDATA_SERVICE_TOKEN.
+  const queryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.serviceToken });
+  const authTransport = createServiceTransport({ baseUrl: auth.baseUrl, serviceToken: auth.serviceToken });
+  const config = loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: auth.serviceToken, SUBDATA_RATE_LIMIT_QUOTA: "10000", ...environment });
+  const cache = createApiKeyCache({ ttlMs: 60_000, maxEntries: 1_000, now: Date.now });
+  const revocations = createRevocationListener({ natsUrl: inject("natsUrl"), cache, logger, retryDelayMs: 200 });
+  revocations.start();
+  const gateway = createGateway({
+    clients: {
+      subscriptions: createClient(SubscriptionService, queryTransport.transport),
+      orders: createClient(OrderService, queryTransport.transport),
+      apiKeys: createClient(ApiKeyService, authTransport.transport),
+      audit: createClient(AuditService, authTransport.transport),
+    },
+    logger,
+    config,
+    apiKeyCache: cache,
+  });
+  await gateway.ready();
+
+  return {
+    gateway,
+    cache,
+    auth,
+    query,
+    admin,
+    fixtures: createFixtures(admin),
+    logs,
+    failAudit,
+    async createKey(merchantId) {
+      const created = await auth.apiKeys.createApiKey({ merchantId, name: "gateway test" });
+      return { key: created.key, apiKeyId: created.apiKey!.id };
+    },
+    request(key, url, options = {}) {
+      return gateway.inject({
+        method: options.method ?? "GET",
+        url: `/api/v1${url}`,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...options.headers },
+      });
+    },
+    async cacheLive() {
+      await pollUntil(() => cache.trusted, "the revocation subscription");
+    },
+    async close() {
+      await gateway.close();
+      await revocations.close();
+      queryTransport.close();
+      authTransport.close();
+      await query.stop();
+      await auth.close();
+      await admin.end();
+    },
+  };
+}
+
