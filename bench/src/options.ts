@@ -33,7 +33,7 @@ export interface BenchOptions {
 const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "skipWebhooks" | "databaseUrl" | "natsUrl" | "logLevel">> = {
   full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
   quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
-  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0.5, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 200 },
+  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100 },
 };
 
 export const USAGE = `npm run bench [-- options]

@@ -46,7 +46,7 @@ describe.each(overlayNames)("the %s overlay", (overlay) => {
       "subdata-auth": "grpc:8092",
       "subdata-webhook": "grpc:8093",
       "subdata-relay": "http:/readyz",
-      "subdata-gateway": "http:/api/v1/openapi.json",
+      "subdata-gateway": "http:/readyz",
     });
   });
 
@@ -156,8 +156,11 @@ describe.each(overlayNames)("the %s overlay", (overlay) => {
       return policies
         .filter((policy) => selectorMatches(policy.spec?.podSelector, labels))
         .flatMap((policy) => policy.spec?.ingress ?? [])
-        .flatMap((rule) => rule.from ?? [{ everyone: true }])
-        .map((peer) => ("everyone" in peer ? "anyone" : peer.ipBlock ? `nodes:${peer.ipBlock.cidr}` : labelsText(peer.podSelector?.matchLabels)));
+        .flatMap((rule) =>
+          rule.from === undefined
+            ? ["anyone"]
+            : rule.from.map((peer) => (peer.ipBlock ? `nodes:${peer.ipBlock.cidr}` : labelsText(peer.podSelector?.matchLabels))),
+        );
     };
     const gateway = labelsText({ "app.kubernetes.io/name": "subdata", "app.kubernetes.io/component": "gateway" });
     const admin = labelsText({ "subdata/admin-client": "true" });

@@ -25,6 +25,13 @@ const trustProxy = () =>
 export const gatewayConfigShape = {
   HOST: env.host(),
   PORT: env.port(8080),
+  /** Prometheus /metrics (plain HTTP/1.1, not on the public port); 0 picks a free port. */
+  METRICS_PORT: env.port(9080),
+  /**
+   * After SIGTERM, /readyz answers 503 for this long before the listener closes, so load balancers
+   * stop sending first (keep it below terminationGracePeriodSeconds minus the drain time).
+   */
+  SUBDATA_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   LOG_LEVEL: env.logLevel(),
   SUBDATA_QUERY_URL: env.url().default("http://127.0.0.1:8091"),
   SUBDATA_AUTH_URL: env.url().default("http://127.0.0.1:8092"),

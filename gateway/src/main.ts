@@ -1,4 +1,12 @@
-import { createLogger, handleShutdown } from "@subdata/runtime";
+import {
+  createHealthState,
+  createLogger,
+  createMetrics,
+  createTraceScope,
+  handleShutdown,
+  sendTraceContext,
+  startMetricsServer,
+} from "@subdata/runtime";
 import { createApiKeyCache } from "./api-key-cache.ts";
 import { loadGatewayConfig } from "./config.ts";
 import { createRevocationListener } from "./revocation-listener.ts";
@@ -7,11 +15,15 @@ import { createUpstreamClients } from "./upstream-clients.ts";
 
 // Wiring only: config → upstream clients, key cache + revocation listener, gateway; SIGTERM drains.
 const config = loadGatewayConfig(process.env);
-const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
+const trace = createTraceScope();
+const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL, context: trace.logFields });
+const metrics = createMetrics({ service: "gateway" });
+const health = createHealthState();
 const upstream = createUpstreamClients({
   queryUrl: config.SUBDATA_QUERY_URL,
   authUrl: config.SUBDATA_AUTH_URL,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  interceptors: [sendTraceContext(trace)],
 });
 const apiKeyCache = createApiKeyCache({
   ttlMs: config.SUBDATA_API_KEY_CACHE_TTL_SECONDS * 1000,
@@ -19,17 +31,25 @@ const apiKeyCache = createApiKeyCache({
   now: Date.now,
 });
 const revocations = createRevocationListener({ natsUrl: config.NATS_URL, cache: apiKeyCache, logger });
-const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache });
+const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, health });
 
 revocations.start();
+const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 const address = await gateway.listen({ host: config.HOST, port: config.PORT });
-logger.info({ address }, "gateway listening");
+logger.info({ address, metricsPort: metricsServer.address.port }, "gateway listening");
 
 handleShutdown({
   logger,
+  // The delay plus the drain must fit in terminationGracePeriodSeconds.
+  timeoutMs: config.SUBDATA_SHUTDOWN_DELAY_MS + 25_000,
   steps: [
+    // /readyz → 503 first; keep serving while load balancers notice and take us out of rotation.
+    { name: "not ready", run: () => health.setServing(false) },
+    { name: "delay", run: () => new Promise((resolve) => setTimeout(resolve, config.SUBDATA_SHUTDOWN_DELAY_MS)) },
+    // Stops accepting, closes idle keep-alive connections, waits for in-flight requests (and their audit writes).
     { name: "http", run: () => gateway.close() },
     { name: "nats", run: () => revocations.close() },
     { name: "upstream", run: () => upstream.close() },
+    { name: "metrics", run: () => metricsServer.close() },
   ],
 });

@@ -5,7 +5,7 @@ import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import type { Logger } from "@subdata/runtime";
+import type { HealthState, Logger, Registry, TraceScope } from "@subdata/runtime";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -20,6 +20,7 @@ import { createAuditRecorder } from "./audit-recorder.ts";
 import { createAuthenticate } from "./authenticate.ts";
 import type { GatewayConfig } from "./config.ts";
 import { paramErrorsOf, parseQueryString, prepareQuery, type ValidationIssue } from "./list-params.ts";
+import { registerHttpMetrics, registerProbes, traceRequests } from "./observability.ts";
 import { createOpenApiDocument } from "./openapi.ts";
 import { problemBody, ProblemError, toProblem, wwwAuthenticate } from "./problem.ts";
 import { createRateLimiter, rateLimitField } from "./rate-limiter.ts";
@@ -56,6 +57,12 @@ export interface GatewayDeps {
   /** Verified keys; shared with the revocation listener, which decides when it may be trusted. */
   apiKeyCache: ApiKeyCache;
   clock?: Clock;
+  /** RED metrics per route go here when given (main.ts serves it on METRICS_PORT). */
+  metrics?: Registry;
+  /** Each request runs in its trace context (logs, upstream calls) when given. */
+  trace?: TraceScope;
+  /** GET /readyz answers 503 once this stops serving (SIGTERM); always ready when omitted. */
+  health?: HealthState;
 }
 
 export const API_PREFIX = "/api/v1";
@@ -129,6 +136,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
 
+  if (deps.trace) traceRequests(app, deps.trace);
+  if (deps.metrics) registerHttpMetrics(app, deps.metrics);
+
   app.addHook("onRequest", async (request, reply) => {
     request.receivedAtMs = clock.now();
     request.auditResources = { resourceIds: [], resultCount: 0 };
@@ -201,6 +211,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   // Routes are registered as plugins so that they are added after @fastify/compress, whose onRoute
   // hook attaches compression to each route as it is declared.
+  registerProbes(app, deps.health ?? { serving: true, setServing() {}, changed: () => new Promise(() => {}) });
   const openApiDocument = JSON.stringify(createOpenApiDocument());
   app.register(async (root) => {
     root.route({

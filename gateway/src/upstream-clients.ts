@@ -1,4 +1,4 @@
-import { createClient } from "@connectrpc/connect";
+import { createClient, type Interceptor } from "@connectrpc/connect";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
@@ -13,9 +13,17 @@ export interface UpstreamClients {
   close(): void;
 }
 
-export function createUpstreamClients(options: { queryUrl: string; authUrl: string; serviceToken: string }): UpstreamClients {
-  const query = createServiceTransport({ baseUrl: options.queryUrl, serviceToken: options.serviceToken });
-  const auth = createServiceTransport({ baseUrl: options.authUrl, serviceToken: options.serviceToken });
+export function createUpstreamClients(options: {
+  queryUrl: string;
+  authUrl: string;
+  serviceToken: string;
+  /** e.g. sendTraceContext(scope): traceparent and request-id on every upstream call. */
+  interceptors?: Interceptor[];
+}): UpstreamClients {
+  const transport = (baseUrl: string) =>
+    createServiceTransport({ baseUrl, serviceToken: options.serviceToken, interceptors: options.interceptors ?? [] });
+  const query = transport(options.queryUrl);
+  const auth = transport(options.authUrl);
   return {
     clients: {
       subscriptions: createClient(SubscriptionService, query.transport),

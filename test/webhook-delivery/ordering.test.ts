@@ -68,10 +68,13 @@ describe("delivery order", () => {
       expect(seen).toEqual([...seen].sort((a, b) => a - b));
       expect(delivered(subscriptionId!).map((q) => versionOf(q).version)).toEqual(Array.from({ length: versions }, (_, i) => i + 1));
     }
-    const pending = await h.admin.query("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status <> 'SUCCEEDED'", [
-      endpoint.id,
-    ]);
-    expect(pending.rows[0].n).toBe(0);
+    await waitFor("every delivery recorded as SUCCEEDED", async () => {
+      const { rows } = await h.admin.query(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'SUCCEEDED'",
+        [endpoint.id],
+      );
+      return rows[0].n === subscriptions.length * versions;
+    });
   });
 
   it("caps in-flight deliveries per endpoint, so a hanging receiver does not hold up another endpoint", async () => {
@@ -91,6 +94,7 @@ describe("delivery order", () => {
       return rows.every((row) => row?.status === "SUCCEEDED");
     });
     // The hanging endpoint holds exactly its cap of requests; the rest wait in the table.
+    await waitFor("the hanging endpoint's cap of requests", () => hanging.requests.length >= 2);
     expect(hanging.requests).toHaveLength(2);
 
     await waitFor("the hanging endpoint's deliveries, released one by one", async () => {

@@ -148,7 +148,7 @@ describe("consuming events", () => {
       const rows = await Promise.all([created, updated].map((e) => deliveryOf(h.admin, all.id, e.id)));
       return rows.every((row) => row?.status === "SUCCEEDED");
     });
-    expect((await deliveryOf(h.admin, createdOnly.id, created.id))?.status).toBe("SUCCEEDED");
+    await waitFor("created delivered to /created", async () => (await deliveryOf(h.admin, createdOnly.id, created.id))?.status === "SUCCEEDED");
     expect(await deliveryOf(h.admin, createdOnly.id, updated.id)).toBeUndefined();
     expect(await deliveryOf(h.admin, disabled.id, created.id)).toBeUndefined();
     expect(await deliveryOf(h.admin, foreign.id, created.id)).toBeUndefined();

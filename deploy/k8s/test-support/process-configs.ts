@@ -5,8 +5,11 @@ import { webhookConfigShape } from "@subdata/webhook/config";
 import { relayConfigShape } from "@subdata/webhook/relay-config";
 import type { z } from "zod";
 
+/** A loadConfig shape: variable name → its zod schema. */
+export type ConfigShape = Readonly<Record<string, z.ZodType>>;
+
 /** Each deployable's script and the config shape its main.ts loads (keys are the variable names). */
-export const processConfigs: Readonly<Record<string, z.ZodRawShape>> = {
+export const processConfigs: Readonly<Record<string, ConfigShape>> = {
   "services/query/src/main.ts": queryConfigShape,
   "services/auth/src/main.ts": authConfigShape,
   "services/webhook/src/main.ts": webhookConfigShape,
@@ -15,7 +18,7 @@ export const processConfigs: Readonly<Record<string, z.ZodRawShape>> = {
 };
 
 /** The variables a shape cannot do without (no default): the manifests must provide every one. */
-export function requiredVariables(shape: z.ZodRawShape): string[] {
+export function requiredVariables(shape: ConfigShape): string[] {
   return Object.entries(shape)
     .filter(([, schema]) => !schema.safeParse(undefined).success)
     .map(([name]) => name);

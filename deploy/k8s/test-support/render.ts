@@ -23,11 +23,19 @@ export interface RenderedObject {
 
 /** `kubectl kustomize deploy/k8s/overlays/<name>`, parsed: exactly what `kubectl apply -k` would send. */
 export function renderOverlay(name: OverlayName): RenderedObject[] {
-  const output = execFileSync("kubectl", ["kustomize", `deploy/k8s/overlays/${name}`], {
-    cwd: repositoryRoot,
-    encoding: "utf8",
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  let output: string;
+  try {
+    output = execFileSync("kubectl", ["kustomize", `deploy/k8s/overlays/${name}`], {
+      cwd: repositoryRoot,
+      encoding: "utf8",
+      maxBuffer: 16 * 1024 * 1024,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    const { code, stderr } = error as { code?: string; stderr?: string };
+    if (code === "ENOENT") throw new Error("kubectl is not on PATH: the manifest tests render the overlays with `kubectl kustomize` (kustomize v5)");
+    throw new Error(`kubectl kustomize deploy/k8s/overlays/${name} failed: ${stderr ?? (error as Error).message}`);
+  }
   return parseAllDocuments(output).map((document) => {
     if (document.errors.length > 0) throw new Error(`overlay ${name}: ${document.errors[0]!.message}`);
     const object = document.toJS() as RenderedObject;

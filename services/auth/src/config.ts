@@ -4,6 +4,8 @@ import { z } from "zod";
 export const authConfigShape = {
   HOST: env.host(),
   PORT: env.port(8092),
+  /** Prometheus /metrics (plain HTTP/1.1); 0 picks a free port. */
+  METRICS_PORT: env.port(9092),
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.databaseUrl(),
   DATABASE_POOL_MAX: env.positiveInt(4),

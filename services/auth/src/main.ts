@@ -1,4 +1,5 @@
-import { createHealthState, createLogger, createPool, handleShutdown } from "@subdata/runtime";
+import { createHealthState, createPool, createProcessObservability, handleShutdown, startMetricsServer } from "@subdata/runtime";
+import { createAuditFlushMetrics } from "./audit-metrics.ts";
 import { loadAuthConfig } from "./config.ts";
 import { createAuthDependencies } from "./dependencies.ts";
 import { createNatsRevocationPublisher } from "./revocation-publisher.ts";
@@ -6,29 +7,38 @@ import { createAuthServer } from "./server.ts";
 
 // Wiring only: config → pool, NATS publisher, dependencies, server; SIGTERM drains in reverse.
 const config = loadAuthConfig(process.env);
-const logger = createLogger({ name: "auth", level: config.LOG_LEVEL });
 const pool = createPool({
   connectionString: config.DATABASE_URL,
   max: config.DATABASE_POOL_MAX,
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-auth",
 });
+const { logger, metrics, trace } = createProcessObservability({ service: "auth", logLevel: config.LOG_LEVEL, pool });
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const revocations = createNatsRevocationPublisher({ servers: config.NATS_URL, logger });
-const dependencies = createAuthDependencies({ db: pool, logger, pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET, revocations });
+const dependencies = createAuthDependencies({
+  db: pool,
+  logger,
+  pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
+  revocations,
+  onAuditFlush: createAuditFlushMetrics(metrics),
+});
 const health = createHealthState();
-const server = createAuthServer({ ...dependencies, serviceToken: config.SUBDATA_SERVICE_TOKEN, logger, health });
+const server = createAuthServer({ ...dependencies, serviceToken: config.SUBDATA_SERVICE_TOKEN, logger, health, observability: { metrics, trace } });
+const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
 const address = await server.listen(config.HOST, config.PORT);
-logger.info({ host: address.address, port: address.port }, "auth service listening");
+logger.info({ host: address.address, port: address.port, metricsPort: metricsServer.address.port }, "auth service listening");
 
 handleShutdown({
   logger,
   steps: [
     { name: "not serving", run: () => health.setServing(false) },
+    // GOAWAY, then in-flight RPCs (and the audit writes they wait for) finish.
     { name: "close server", run: () => server.close() },
     { name: "flush audit and security logs", run: () => dependencies.close() },
     { name: "close NATS", run: () => revocations.close() },
     { name: "end pool", run: () => pool.end() },
+    { name: "metrics", run: () => metricsServer.close() },
   ],
 });

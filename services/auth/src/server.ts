@@ -1,4 +1,4 @@
-import { createConnectServer, createHealthState, type ConnectServer, type HealthState, type Logger } from "@subdata/runtime";
+import { createConnectServer, createHealthState, type ConnectObservability, type ConnectServer, type HealthState, type Logger } from "@subdata/runtime";
 import { authRoutes, authServiceNames, type AuthRouteDeps } from "./routes.ts";
 
 export interface AuthServerDeps extends AuthRouteDeps {
@@ -6,6 +6,8 @@ export interface AuthServerDeps extends AuthRouteDeps {
   logger: Logger;
   /** main.ts passes its own to flip readiness on SIGTERM; tests may omit it. */
   health?: HealthState;
+  /** Metrics registry and trace scope of the process (main.ts); tests may omit them. */
+  observability?: ConnectObservability;
 }
 
 /** The auth service (ApiKeyService + AuditService + health) as an h2c Connect server; never listens by itself. */
@@ -16,5 +18,6 @@ export function createAuthServer(deps: AuthServerDeps): ConnectServer {
     serviceToken: deps.serviceToken,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
+    observability: deps.observability,
   });
 }

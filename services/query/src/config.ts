@@ -4,6 +4,8 @@ import { env, loadConfig } from "@subdata/runtime";
 export const queryConfigShape = {
   HOST: env.host(),
   PORT: env.port(8091),
+  /** Prometheus /metrics (plain HTTP/1.1); 0 picks a free port. */
+  METRICS_PORT: env.port(9091),
   LOG_LEVEL: env.logLevel(),
   /** The subdata_query role's connection: it can only SELECT. */
   DATABASE_URL: env.databaseUrl(),

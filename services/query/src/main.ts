@@ -1,10 +1,9 @@
-import { createHealthState, createLogger, createPool, handleShutdown } from "@subdata/runtime";
+import { createHealthState, createPool, createProcessObservability, handleShutdown, startMetricsServer } from "@subdata/runtime";
 import { loadQueryConfig } from "./config.ts";
 import { createQueryServer } from "./server.ts";
 
 // Wiring only: config → read-only pool → server → listen; SIGTERM drains in order.
 const config = loadQueryConfig(process.env);
-const logger = createLogger({ name: "query", level: config.LOG_LEVEL });
 const pool = createPool({
   connectionString: config.DATABASE_URL,
   max: config.DATABASE_POOL_MAX,
@@ -12,6 +11,7 @@ const pool = createPool({
   applicationName: "subdata-query",
   readOnly: true,
 });
+const { logger, metrics, trace } = createProcessObservability({ service: "query", logLevel: config.LOG_LEVEL, pool });
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const health = createHealthState();
 const server = createQueryServer({
@@ -20,16 +20,20 @@ const server = createQueryServer({
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
   logger,
   health,
+  observability: { metrics, trace },
 });
+const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
 handleShutdown({
   logger,
   steps: [
     { name: "health", run: () => health.setServing(false) },
+    // GOAWAY to every session, then in-flight RPCs finish.
     { name: "server", run: () => server.close() },
     { name: "pool", run: () => pool.end() },
+    { name: "metrics", run: () => metricsServer.close() },
   ],
 });
 
 const address = await server.listen(config.HOST, config.PORT);
-logger.info({ host: address.address, port: address.port }, "query service listening");
+logger.info({ host: address.address, port: address.port, metricsPort: metricsServer.address.port }, "query service listening");

@@ -1,4 +1,5 @@
 import {
+  type ConnectObservability,
   type ConnectServer,
   createConnectServer,
   createHealthState,
@@ -21,6 +22,8 @@ export interface QueryServerDeps {
   logger: Logger;
   /** The state grpc.health.v1 reports; main.ts turns it off on SIGTERM. A fresh, serving one by default. */
   health?: HealthState;
+  /** Metrics registry and trace scope of the process (main.ts); tests may omit them. */
+  observability?: ConnectObservability;
 }
 
 /**
@@ -38,5 +41,6 @@ export function createQueryServer(deps: QueryServerDeps): ConnectServer {
     serviceToken: deps.serviceToken,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
+    observability: deps.observability,
   });
 }

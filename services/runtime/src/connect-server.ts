@@ -5,7 +5,10 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "@subdata/proto/grpc/health/v1/health_pb";
 import type { Logger } from "./logger.ts";
 import { createHealthService, type HealthState } from "./health.ts";
+import { rpcServerMetrics } from "./metrics.ts";
 import { requireServiceCredential } from "./service-credential.ts";
+import { acceptTraceContext, type TraceScope } from "./trace-context.ts";
+import type { Registry } from "prom-client";
 
 export interface ConnectServerOptions {
   /** Registers the service implementations (the service's routes.ts). */
@@ -15,6 +18,13 @@ export interface ConnectServerOptions {
   serviceToken: string;
   logger: Logger;
   health: HealthState;
+  /** Optional: RED metrics into `metrics`; trace context and request id of callers into `trace` (and so the logs). */
+  observability?: ConnectObservability;
+}
+
+export interface ConnectObservability {
+  metrics?: Registry;
+  trace?: TraceScope;
 }
 
 /** HTTP/2 settings for internal hops: the default 64 KB window throttles page-sized responses. */
@@ -92,7 +102,14 @@ export function createConnectServer(options: ConnectServerOptions): ConnectServe
       router.service(Health, createHealthService(options.health, options.serviceNames));
       options.routes(router);
     },
-    interceptors: [logCalls(options.logger), requireServiceCredential(options.serviceToken), normaliseErrors(options.logger)],
+    interceptors: [
+      // Outermost first: the trace wraps everything (so every log line has it), metrics see final codes.
+      ...(options.observability?.trace ? [acceptTraceContext(options.observability.trace)] : []),
+      ...(options.observability?.metrics ? [rpcServerMetrics(options.observability.metrics)] : []),
+      logCalls(options.logger),
+      requireServiceCredential(options.serviceToken),
+      normaliseErrors(options.logger),
+    ],
     acceptCompression: [],
     readMaxBytes: 1024 * 1024,
   });

@@ -1,5 +1,11 @@
 export { ConfigError, env, loadConfig } from "./config.ts";
-export { createConnectServer, http2Settings, type ConnectServer, type ConnectServerOptions } from "./connect-server.ts";
+export {
+  createConnectServer,
+  http2Settings,
+  type ConnectObservability,
+  type ConnectServer,
+  type ConnectServerOptions,
+} from "./connect-server.ts";
 export { errorDetailOf, errorWithReason, ErrorReason, invalidArgument, invalidPageToken, notFound, unavailable } from "./errors.ts";
 export { createHealthService, createHealthState, type HealthState } from "./health.ts";
 export { createLogger, redactedPaths, type Logger } from "./logger.ts";
@@ -28,3 +34,33 @@ export {
   type PublicOrder,
   type PublicSubscription,
 } from "./public-objects.ts";
+export {
+  createMetrics,
+  LATENCY_BUCKETS,
+  registerPoolMetrics,
+  rpcServerMetrics,
+  startMetricsServer,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type MetricsServer,
+  type PoolStats,
+} from "./metrics.ts";
+export {
+  acceptTraceContext,
+  continueTrace,
+  createTraceScope,
+  formatTraceparent,
+  newSpanId,
+  parseTraceparent,
+  REQUEST_ID_HEADER,
+  sendTraceContext,
+  startTrace,
+  traceHeaders,
+  TRACEPARENT_HEADER,
+  TRACESTATE_HEADER,
+  type TraceContext,
+  type TraceScope,
+} from "./trace-context.ts";
+export { createProcessObservability, type ProcessObservability } from "./observability.ts";

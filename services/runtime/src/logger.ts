@@ -32,6 +32,8 @@ export interface LoggerOptions {
   level?: string;
   /** Where to write; stdout by default (tests pass a stream to inspect what was logged). */
   destination?: pino.DestinationStream;
+  /** Fields added to every line, e.g. the current request's trace (TraceScope.logFields). */
+  context?: () => Record<string, unknown>;
 }
 
 /** A JSON logger with redaction; one per process, passed down explicitly. */
@@ -43,6 +45,7 @@ export function createLogger(options: LoggerOptions): Logger {
       redact: { paths: redactedPaths, censor: "[redacted]" },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      ...(options.context ? { mixin: options.context } : {}),
     },
     options.destination,
   );

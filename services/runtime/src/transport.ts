@@ -1,4 +1,4 @@
-import type { Transport } from "@connectrpc/connect";
+import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { http2Settings } from "./connect-server.ts";
 import { sendServiceCredential } from "./service-credential.ts";
@@ -7,6 +7,8 @@ export interface ServiceTransportOptions {
   /** e.g. "http://127.0.0.1:8091" (h2c). */
   baseUrl: string;
   serviceToken: string;
+  /** Extra client interceptors, e.g. sendTraceContext(scope), run before the credential is attached. */
+  interceptors?: Interceptor[];
 }
 
 export interface ServiceTransport {
@@ -29,7 +31,7 @@ export function createServiceTransport(options: ServiceTransportOptions): Servic
     useBinaryFormat: true,
     sessionManager,
     acceptCompression: [],
-    interceptors: [sendServiceCredential(options.serviceToken)],
+    interceptors: [...(options.interceptors ?? []), sendServiceCredential(options.serviceToken)],
   });
   return { transport, close: () => sessionManager.abort() };
 }

@@ -9,6 +9,8 @@ export const webhookConfigShape = {
   ...deliveryPipelineConfigShape,
   HOST: env.host(),
   PORT: env.port(8093),
+  /** Prometheus /metrics (plain HTTP/1.1); 0 picks a free port. */
+  METRICS_PORT: env.port(9093),
   LOG_LEVEL: env.logLevel(),
   /** The subdata_webhook role's connection. */
   DATABASE_URL: env.databaseUrl(),

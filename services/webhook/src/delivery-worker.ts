@@ -25,6 +25,8 @@ export interface DeliveryWorkerOptions {
   disableReason: string;
   random?: () => number;
   merchantIds?: readonly string[] | undefined;
+  /** Called after each attempt was recorded (metrics). */
+  onAttempt?: (report: { errorClass: string; latencyMicros: bigint; outcome: DeliveryDecision["kind"]; endpointDisabled: boolean }) => void;
 }
 
 export interface DeliveryWorker {
@@ -107,6 +109,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       },
       "webhook attempt",
     );
+    options.onAttempt?.({
+      errorClass: attempt.errorClass,
+      latencyMicros: attempt.latencyMicros,
+      outcome: decision.kind,
+      endpointDisabled: recorded.disabledReason !== null,
+    });
     if (recorded.disabledReason) logger.warn({ endpointId: delivery.endpointId, reason: recorded.disabledReason }, "webhook endpoint disabled");
   }
 

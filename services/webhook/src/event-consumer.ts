@@ -28,6 +28,8 @@ export interface ConsumedMessage {
   /** Stream sequence, for logs. */
   seq: number;
   redelivered: boolean;
+  /** W3C traceparent set by the relay, for logs. */
+  traceparent?: string | undefined;
 }
 
 export interface EventConsumerOptions {
@@ -110,7 +112,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
             m.nak(); // not processed: hand it straight back instead of waiting out ack_wait
             break;
           }
-          await settle({ data: m.data, subject: m.subject, seq: m.seq, redelivered: m.redelivered }, m);
+          await settle({ data: m.data, subject: m.subject, seq: m.seq, redelivered: m.redelivered, traceparent: m.headers?.get("traceparent") }, m);
           backoffMs = MIN_BACKOFF_MS;
         }
       } catch (error) {

@@ -111,7 +111,8 @@ export interface PublishedEvent {
 
 /** Publishes encoded events to the stream and awaits each PubAck. */
 export interface EventPublisher {
-  publish(event: { id: string; type: string; merchantId: string; data: Uint8Array }): Promise<PublishedEvent>;
+  /** `traceparent` (W3C) travels as a message header so the consumer's logs join the relay's trace. */
+  publish(event: { id: string; type: string; merchantId: string; data: Uint8Array; traceparent?: string }): Promise<PublishedEvent>;
 }
 
 export interface EventPublisherOptions extends EventStreamSettings {
@@ -133,6 +134,7 @@ export function createEventPublisher(nc: NatsConnection, options: EventPublisher
       const h = headers();
       h.set("Content-Type", "application/protobuf");
       h.set("Subdata-Event-Type", event.type);
+      if (event.traceparent) h.set("traceparent", event.traceparent);
       try {
         const ack = await js.publish(subscriptionEventSubject(options.subjectPrefix, event.merchantId), event.data, {
           msgID: event.id,

@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import type { Logger, Pool } from "@subdata/runtime";
+import { type Logger, parseTraceparent, type Pool } from "@subdata/runtime";
 import { ingestEvent } from "./delivery-repository.ts";
 import { type RenderedEvent, renderEventBody } from "./event-body.ts";
 import type { ConsumedMessage, MessageDisposition } from "./event-consumer.ts";
@@ -24,12 +24,15 @@ export function createEventIngester(deps: {
     } catch (error) {
       return { kind: "term", reason: `undecodable subscription event: ${(error as Error).message}`.slice(0, 200) };
     }
+    // The relay's trace id joins this event's log lines to the relay's.
+    const traceId = parseTraceparent(message.traceparent)?.traceId;
     try {
       const created = await ingestEvent(deps.pool, event);
       if (created > 0) deps.onDeliveries();
+      deps.logger.debug({ eventId: event.id, seq: message.seq, deliveries: created, traceId }, "event stored");
       return { kind: "ack" };
     } catch (error) {
-      deps.logger.warn({ err: error, eventId: event.id, seq: message.seq }, "could not store event; it will be redelivered");
+      deps.logger.warn({ err: error, eventId: event.id, seq: message.seq, traceId }, "could not store event; it will be redelivered");
       return { kind: "nak", delayMs: deps.storeRetryMs };
     }
   };

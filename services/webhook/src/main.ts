@@ -1,5 +1,7 @@
-import { createHealthState, createLogger, createPool, handleShutdown } from "@subdata/runtime";
+import { createHealthState, createPool, createProcessObservability, handleShutdown, startMetricsServer } from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
+import { registerConsumerMetrics } from "./consumer-metrics.ts";
+import { createDeliveryMetrics } from "./delivery-metrics.ts";
 import { connectNats } from "./event-stream.ts";
 import { createDeliveryPipeline, type DeliveryPipeline, deliveryPipelineSettings } from "./pipeline.ts";
 import { createBackoff, sleep } from "./relay-backoff.ts";
@@ -8,13 +10,13 @@ import { createWebhookServer } from "./server.ts";
 
 // Wiring only: config → pool, secret box → RPC server; then NATS → delivery pipeline. SIGTERM drains in order.
 const config = loadWebhookConfig(process.env);
-const logger = createLogger({ name: "webhook", level: config.LOG_LEVEL });
 const pool = createPool({
   connectionString: config.DATABASE_URL,
   max: config.DATABASE_POOL_MAX,
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-webhook",
 });
+const { logger, metrics, trace } = createProcessObservability({ service: "webhook", logLevel: config.LOG_LEVEL, pool });
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const secretBox = createSecretBox(config.SUBDATA_WEBHOOK_SECRET_KEY);
 const health = createHealthState();
@@ -33,22 +35,30 @@ const server = createWebhookServer({
   // Until the pipeline runs, scheduled rows simply wait in Postgres for it.
   pipeline: { wake: () => pipeline?.wake() },
   health,
+  observability: { metrics, trace },
 });
+const pipelineSettings = deliveryPipelineSettings(config);
+const onAttempt = createDeliveryMetrics(metrics);
+registerConsumerMetrics(metrics, { nats: () => nats, stream: pipelineSettings.stream, consumer: pipelineSettings.consumerName });
+const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
 handleShutdown({
   logger,
   steps: [
     { name: "health", run: () => health.setServing(false) },
     { name: "connect", run: () => stopping.abort() },
+    // GOAWAY to every session; in-flight RPCs finish.
     { name: "server", run: () => server.close() },
+    // The consumer stops pulling (the message in hand is stored and acked), in-flight POSTs finish and are recorded.
     { name: "pipeline", run: () => pipeline?.stop() },
     { name: "nats", run: () => nats?.drain() },
     { name: "pool", run: () => pool.end() },
+    { name: "metrics", run: () => metricsServer.close() },
   ],
 });
 
 const address = await server.listen(config.HOST, config.PORT);
-logger.info({ host: address.address, port: address.port }, "webhook service listening");
+logger.info({ host: address.address, port: address.port, metricsPort: metricsServer.address.port }, "webhook service listening");
 
 // The RPCs do not need NATS, so they serve while it is down; the pipeline starts once it answers.
 const backoff = createBackoff({ initialMs: 500, maxMs: 15_000 });
@@ -61,7 +71,7 @@ while (nats === undefined && !stopping.signal.aborted) {
   }
 }
 if (nats !== undefined && !stopping.signal.aborted) {
-  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: deliveryPipelineSettings(config), logger });
+  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt });
   pipeline.start();
   logger.info("delivery pipeline started");
 }

@@ -3,7 +3,7 @@ import type { Logger, Pool } from "@subdata/runtime";
 import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./deliver-webhook.ts";
 import { type DeliveryPipelineSettings, formatDuration } from "./delivery-config.ts";
 import { type DeliveryWakeups, listenForDeliveries } from "./delivery-repository.ts";
-import { createDeliveryWorker } from "./delivery-worker.ts";
+import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery-worker.ts";
 import { createEventConsumer } from "./event-consumer.ts";
 import { createEventIngester } from "./ingest-event.ts";
 import { createSafeHttpClient, type Resolver } from "./safe-http-client.ts";
@@ -33,6 +33,8 @@ export interface DeliveryPipelineDeps {
   clock?: Clock;
   /** Host name resolution for webhook targets (tests only). */
   resolve?: Resolver;
+  /** Called after each attempt was recorded (main.ts feeds the delivery metrics). */
+  onAttempt?: DeliveryWorkerOptions["onAttempt"];
 }
 
 export interface DeliveryPipeline {
@@ -67,6 +69,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     disableAfterMs: config.disableAfterMs,
     disableReason: `no successful delivery for ${formatDuration(config.disableAfterMs)}`,
     merchantIds: config.merchantIds,
+    onAttempt: deps.onAttempt,
   });
   const consumer = createEventConsumer(deps.nats, {
     stream: config.stream,

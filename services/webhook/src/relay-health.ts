@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Registry } from "@subdata/runtime";
 
 export interface RelayHealthServer {
   listen(host: string, port: number): Promise<AddressInfo>;
@@ -8,11 +9,19 @@ export interface RelayHealthServer {
 
 /**
  * Plain HTTP probes for the relay, which serves no RPC: GET /healthz answers 200 while the process
- * runs; GET /readyz answers 200 only while `ready()` (the last round reached Postgres and NATS).
+ * runs; GET /readyz answers 200 only while `ready()` (the last round reached Postgres and NATS);
+ * GET /metrics serves `metrics` (Prometheus text) when given.
  */
-export function createRelayHealthServer(ready: () => boolean): RelayHealthServer {
+export function createRelayHealthServer(ready: () => boolean, metrics?: Registry): RelayHealthServer {
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
+    if (path === "/metrics" && metrics) {
+      metrics.metrics().then(
+        (body) => response.writeHead(200, { "content-type": metrics.contentType, "cache-control": "no-store" }).end(body),
+        () => response.writeHead(500).end(),
+      );
+      return;
+    }
     const ok = path === "/healthz" || (path === "/readyz" && ready());
     const known = path === "/healthz" || path === "/readyz";
     response.writeHead(known ? (ok ? 200 : 503) : 404, { "content-type": "text/plain", "cache-control": "no-store" });
@@ -26,7 +35,11 @@ export function createRelayHealthServer(ready: () => boolean): RelayHealthServer
       });
     },
     close() {
-      return new Promise((resolve) => server.close(() => resolve()));
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        // A prober's idle keep-alive connection must not hold shutdown up.
+        server.closeIdleConnections();
+      });
     },
   };
 }

@@ -1,6 +1,6 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import type { Logger } from "@subdata/runtime";
+import { formatTraceparent, type Logger, startTrace } from "@subdata/runtime";
 import type { EventPublisher } from "./event-stream.ts";
 import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
@@ -16,6 +16,8 @@ export interface RelayDeps {
   pollIntervalMs: number;
   /** Delete published rows older than `days`, checked every `everyMs`; unset: no purge. */
   retention?: { days: number; everyMs: number };
+  /** Called after every round that reached Postgres (metrics). */
+  onRound?: (round: RoundResult) => void;
   /** Test seams for crash scenarios: throwing here aborts the batch after publishing, before marking. */
   faults?: { beforeMark?: (publishedIds: readonly string[]) => void | Promise<void> };
 }
@@ -69,13 +71,17 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
           failures.push({ id: row.id, error: `unconvertible: ${(error as Error).message}`, transient: false });
           return;
         }
+        // The outbox row has no trace of its own (it is written by a trigger): each event starts one.
+        const trace = startTrace();
         try {
           const ack = await publisher.publish({
             id: row.id,
             type: row.event_type,
             merchantId: row.merchant_id,
             data,
+            traceparent: formatTraceparent(trace),
           });
+          logger.debug({ eventId: row.id, traceId: trace.traceId, seq: ack.seq }, "event published");
           if (ack.duplicate) logger.info({ eventId: row.id, seq: ack.seq }, "event was already in the stream (re-published after a crash)");
           publishedIds.push(row.id);
         } catch (error) {
@@ -155,6 +161,7 @@ export function createRelay(deps: RelayDeps): Relay {
       let round: RoundResult;
       try {
         round = await runOnce();
+        deps.onRound?.(round);
       } catch (error) {
         // Postgres down (or a commit failed): nothing was marked, so everything is retried later.
         healthy = false;

@@ -1,4 +1,5 @@
 import {
+  type ConnectObservability,
   type ConnectServer,
   createConnectServer,
   createHealthState,
@@ -30,6 +31,8 @@ export interface WebhookServerDeps {
   pipeline?: { wake(): void };
   /** The state grpc.health.v1 reports; main.ts turns it off on SIGTERM. A fresh, serving one by default. */
   health?: HealthState;
+  /** Metrics registry and trace scope of the process (main.ts); tests may omit them. */
+  observability?: ConnectObservability;
   /** Host name resolution for URL checks (tests inject one); dns.lookup by default. */
   resolveHost?: ResolveHost;
   now?: () => Date;
@@ -57,5 +60,6 @@ export function createWebhookServer(deps: WebhookServerDeps): ConnectServer {
     serviceToken: deps.serviceToken,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
+    observability: deps.observability,
   });
 }

@@ -1,0 +1,166 @@
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createClient } from "@connectrpc/connect";
+import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { createPool, createServiceTransport } from "@subdata/runtime";
+import { ensureDataset, roleUrls } from "./dataset.ts";
+import { checkScenarios, runHttpBench, type Check, type Target } from "./http-bench.ts";
+import { chooseLoadGenerator } from "./load-generator.ts";
+import { parseOptions, USAGE } from "./options.ts";
+import { loadAverage } from "./proc-stats.ts";
+import { renderProfileSummary, summarizeProfile } from "./profile-summary.ts";
+import { startReceiver } from "./receiver.ts";
+import { judgeTargets, renderTables, writeDocsTable, type BenchReport } from "./report.ts";
+import { buildScenarios } from "./scenarios.ts";
+import { inventSecrets, startStack } from "./stack.ts";
+import { runWebhookBench } from "./webhook-bench.ts";
+
+// Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const startedAt = new Date().toISOString();
+  const stamp = startedAt.replace(/[:.]/g, "-");
+  const loadAverageAtStart = loadAverage();
+  say(`bench --${options.mode}: load average ${loadAverageAtStart.join(" ")} on ${cpus().length} cores`);
+
+  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants }, say);
+  const secrets = inventSecrets();
+  const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
+  const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
+  const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
+  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
+  const receiver = await startReceiver();
+  say("starting the stack (baseline, query, auth, webhook, relay, gateway)");
+  const stack = await startStack({
+    repoRoot,
+    roleUrls: roles,
+    natsUrl: options.natsUrl,
+    secrets,
+    logLevel: options.logLevel,
+    baselineMerchantId: dataset.bigMerchantId,
+    ...(options.profile ? { profile: { names: ["gateway", "query"], dir: profileDir } } : {}),
+    say,
+  });
+  const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.serviceToken });
+  const apiKeys = createClient(ApiKeyService, auth.transport);
+  let keyId = "";
+  try {
+    const created = await apiKeys.createApiKey({ merchantId: dataset.bigMerchantId, name: `npm run bench ${startedAt}` });
+    keyId = created.apiKey?.id ?? "";
+    const { scenarios, facts } = await buildScenarios({ adminUrl: dataset.adminUrl, merchantId: dataset.bigMerchantId, pageTokenSecret: secrets.pageTokenSecret, depth: options.depth });
+    const targets: Target[] = [
+      { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
+      { name: "gateway", origin: stack.gatewayUrl, headers: { authorization: `Bearer ${created.key}` } },
+    ];
+    const checks: Check[] = await checkScenarios(scenarios, targets);
+    for (const check of checks.filter((entry) => !entry.ok)) say(`check failed: ${check.name}: ${check.detail}`);
+    if (checks.some((check) => !check.ok)) return 1;
+    const processes = stack.processes.map(({ name, pid }) => ({ name, pid }));
+
+    if (options.profile) {
+      const scenario = scenarios.find((entry) => entry.name === options.profile);
+      if (!scenario) throw new Error(`--profile: no scenario "${options.profile}" (${scenarios.map((entry) => entry.name).join(", ")})`);
+      await runHttpBench({ scenarios: [scenario], targets: targets.filter((target) => target.name === "gateway"), processes, load, connections: options.connections, warmupSeconds: options.warmupSeconds, runSeconds: options.runSeconds, repetitions: 1, cores: cpus().length, admin, say });
+      await apiKeys.revokeApiKey({ merchantId: dataset.bigMerchantId, apiKeyId: keyId }).catch(() => {});
+      keyId = "";
+      await stack.stop();
+      for (const file of readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile"))) say(renderProfileSummary(summarizeProfile(join(profileDir, file), 25)));
+      return 0;
+    }
+
+    const http = await runHttpBench({
+      scenarios,
+      targets,
+      processes,
+      load,
+      connections: options.connections,
+      warmupSeconds: options.warmupSeconds,
+      runSeconds: options.runSeconds,
+      repetitions: options.repetitions,
+      cores: cpus().length,
+      admin,
+      say,
+    });
+    for (const result of http) {
+      const ok = result.non2xx === 0 && result.errors === 0 && result.runs.every((run) => run.load.requests > 0);
+      checks.push({ name: `${result.scenario} via ${result.target}: only 200s under load`, ok, detail: `${result.non2xx} non-2xx, ${result.errors} errors` });
+    }
+    const webhooks = options.skipWebhooks
+      ? undefined
+      : await runWebhookBench({
+          admin,
+          webhookUrl: stack.webhookUrl,
+          serviceToken: secrets.serviceToken,
+          merchantId: dataset.hooksMerchantId,
+          receiver,
+          latencyChanges: options.latencyChanges,
+          burstChanges: options.burstChanges,
+          processes: processes.filter((process) => ["webhook", "relay"].includes(process.name)),
+          say,
+        });
+    if (webhooks) {
+      checks.push({ name: "every timed change was delivered", ok: webhooks.latency.arrived === webhooks.latency.changes, detail: `${webhooks.latency.arrived}/${webhooks.latency.changes}` });
+      checks.push({ name: "every burst change was delivered", ok: webhooks.burst.arrived >= webhooks.burst.changes, detail: `${webhooks.burst.arrived}/${webhooks.burst.changes}` });
+      checks.push({ name: "every delivery carried a valid signature", ok: webhooks.badSignatures === 0, detail: `${webhooks.badSignatures} bad` });
+    }
+
+    const { adminUrl: _adminUrl, ...datasetFacts } = dataset;
+    const report: BenchReport = {
+      startedAt,
+      mode: options.mode,
+      machine: {
+        cores: cpus().length,
+        cpuModel: cpus()[0]?.model ?? "unknown",
+        node: process.versions.node,
+        loadAverageAtStart,
+        loadAverageAtEnd: loadAverage(),
+        sharing:
+          `Cores were shared, not pinned: the load generator (${load.describe}), every service, Postgres and NATS ran on the same ${cpus().length} cores` +
+          `, next to whatever else the machine was running (see the load average).`,
+      },
+      settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, runSeconds: options.runSeconds, repetitions: options.repetitions, loadGenerator: load.name, serviceLogLevel: options.logLevel },
+      dataset: { ...datasetFacts, ...facts },
+      checks,
+      http,
+      webhooks,
+      targets: judgeTargets(http, webhooks),
+    };
+    const resultsDir = join(repoRoot, "bench", "results");
+    mkdirSync(resultsDir, { recursive: true });
+    const resultFile = join(resultsDir, `${stamp}.json`);
+    writeFileSync(resultFile, `${JSON.stringify(report, null, 2)}\n`);
+    const tables = renderTables(report);
+    say(`\n${tables}\n`);
+    say(`wrote ${resultFile}`);
+    // Smoke runs only keep the harness working; the docs keep the last real measurement.
+    if (options.mode !== "smoke") {
+      writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables);
+      say("updated docs/benchmarks.md");
+    }
+    const failed = checks.filter((check) => !check.ok);
+    for (const check of failed) say(`check failed: ${check.name}: ${check.detail}`);
+    say(failed.length ? `${failed.length} check(s) failed` : `all ${checks.length} checks passed`);
+    return failed.length ? 1 : 0;
+  } finally {
+    if (keyId) await apiKeys.revokeApiKey({ merchantId: dataset.bigMerchantId, apiKeyId: keyId }).catch(() => {});
+    auth.close();
+    await stack.stop();
+    await receiver.close();
+    await admin.end();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = (error as Error).message;
+    say(message === USAGE ? USAGE : `bench failed: ${(error as Error).stack ?? message}`);
+    process.exit(message === USAGE ? 0 : 1);
+  },
+);

@@ -1,0 +1,73 @@
+import { continueTrace, Counter, type HealthState, Histogram, LATENCY_BUCKETS, type Registry, type TraceScope } from "@subdata/runtime";
+import type { FastifyRequest } from "fastify";
+import type { Gateway } from "./server.ts";
+
+/** Kubernetes probe paths, outside /api/v1: no key, no rate limit, no audit record. */
+export const LIVENESS_PATH = "/livez";
+export const READINESS_PATH = "/readyz";
+
+/** The route template of a request ("/v1/subscriptions/{id}"), or "unmatched" for 404s: bounded cardinality. */
+export function routeLabel(request: FastifyRequest): string {
+  return request.routeOptions.config.auditRoute ?? request.routeOptions.url ?? "unmatched";
+}
+
+/**
+ * GET /livez: 200 while the process runs. GET /readyz: 200 while `health` is serving; main.ts turns
+ * it off first thing on SIGTERM, so load balancers stop sending before the listener closes.
+ */
+export function registerProbes(app: Gateway, health: HealthState): void {
+  app.register(async (root) => {
+    const noStore = { "cache-control": "no-store" };
+    root.get(LIVENESS_PATH, async (_request, reply) => reply.headers(noStore).type("text/plain").send("ok\n"));
+    root.get(READINESS_PATH, async (_request, reply) =>
+      health.serving
+        ? reply.headers(noStore).type("text/plain").send("ready\n")
+        : reply.code(503).headers(noStore).type("text/plain").send("shutting down\n"),
+    );
+  });
+}
+
+/**
+ * RED metrics per route: subdata_http_requests_total{method, route, status} and
+ * subdata_http_request_duration_seconds{method, route} (Fastify's elapsed time, sending included).
+ */
+export function registerHttpMetrics(app: Gateway, registry: Registry): void {
+  const requests = new Counter({
+    name: "subdata_http_requests_total",
+    help: "HTTP requests answered by the gateway, by method, route template and status",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "subdata_http_request_duration_seconds",
+    help: "Time to answer an HTTP request at the gateway",
+    labelNames: ["method", "route"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const labels = { method: request.method, route: routeLabel(request) };
+    requests.inc({ ...labels, status: String(reply.statusCode) });
+    duration.observe(labels, reply.elapsedTime / 1000);
+  });
+}
+
+/**
+ * Runs the rest of each request inside its trace context (the caller's W3C traceparent, or a new
+ * trace), with the gateway's Request-Id, so the log lines and upstream calls of the request carry
+ * both. A callback hook, because only code called from within scope.run inherits the context.
+ */
+export function traceRequests(app: Gateway, scope: TraceScope): void {
+  app.addHook("onRequest", (request, _reply, done) => {
+    const context = continueTrace({ get: (name) => headerValue(request, name) });
+    // Our own id, never a client-supplied one (it is also the audit log's request id).
+    context.requestId = request.id;
+    scope.run(context, done);
+  });
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  if (name === "request-id") return undefined;
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

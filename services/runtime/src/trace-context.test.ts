@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { continueTrace, createTraceScope, formatTraceparent, parseTraceparent, startTrace, traceHeaders } from "./trace-context.ts";
+
+const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] });
+const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+describe("W3C trace context", () => {
+  it("parses and formats traceparent, refusing invalid ones", () => {
+    expect(parseTraceparent(PARENT)).toEqual({ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", flags: "01" });
+    expect(formatTraceparent(parseTraceparent(PARENT)!)).toBe(PARENT);
+    for (const bad of [
+      "",
+      "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+      "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+      "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+      "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
+    ]) {
+      expect(parseTraceparent(bad)).toBeUndefined();
+    }
+    // A future version may append fields; the known part is still read.
+    expect(parseTraceparent(`01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-what`)?.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+  });
+
+  it("continues the caller's trace with a span of its own, or starts one", () => {
+    const continued = continueTrace(headers({ traceparent: PARENT, tracestate: "vendor=1", "request-id": "req_abc" }));
+    expect(continued.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(continued.spanId).not.toBe("b7ad6b7169203331");
+    expect(continued).toMatchObject({ tracestate: "vendor=1", requestId: "req_abc" });
+    expect(traceHeaders(continued)).toEqual({
+      traceparent: `00-${continued.traceId}-${continued.spanId}-01`,
+      tracestate: "vendor=1",
+      "request-id": "req_abc",
+    });
+    const started = continueTrace(headers({ traceparent: "garbage", "request-id": "not a request id; drop table" }));
+    expect(started.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(started.requestId).toBeUndefined();
+    expect(startTrace().traceId).not.toBe(startTrace().traceId);
+  });
+
+  it("keeps the context across awaits inside run(), and nowhere else", async () => {
+    const scope = createTraceScope();
+    const context = { ...startTrace(), requestId: "req_1" };
+    const seen = await scope.run(context, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      return scope.logFields();
+    });
+    expect(seen).toEqual({ traceId: context.traceId, spanId: context.spanId, requestId: "req_1" });
+    expect(scope.current()).toBeUndefined();
+    expect(scope.logFields()).toEqual({});
+  });
+});
