@@ -58,6 +58,11 @@ export function summarizeProfile(file: string, top = 15): ProfileSummary {
   return { file, totalMs: total / 1000, byFunction: rank(functions), byModule: rank(modules) };
 }
 
+/** Percent of the sampled time the thread was idle. */
+export function idleShare(summary: ProfileSummary): number {
+  return summary.byModule.find((line) => line.name === "(idle)")?.percent ?? 0;
+}
+
 export function renderProfileSummary(summary: ProfileSummary): string {
   const lines = [`${summary.file} (${(summary.totalMs / 1000).toFixed(1)} s sampled)`, "  self time by module:"];
   for (const line of summary.byModule) lines.push(`    ${line.percent.toFixed(1).padStart(5)} %  ${line.name}`);

@@ -51,7 +51,7 @@ export interface StackOptions {
   baselineMerchantId: string;
   /** Which processes to start (baseline, query, auth, webhook, relay, gateway). */
   only?: readonly string[];
-  /** Processes started with --cpu-prof, writing into profileDir. */
+  /** Processes started with --cpu-prof, each writing into dir/<name>/ (one file per thread: tsx's loader has its own). */
   profile?: { names: readonly string[]; dir: string };
   say(line: string): void;
 }
@@ -135,7 +135,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
   for (const spec of specs) {
     const profiled = options.profile?.names.includes(spec.name);
-    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", options.profile!.dir, "--cpu-prof-name", `${spec.name}.cpuprofile`] : []), "--import", "tsx", spec.entry];
+    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", join(options.profile!.dir, spec.name)] : []), "--import", "tsx", spec.entry];
     const lines: string[] = [];
     recent.set(spec.name, lines);
     const child = spawnManaged({

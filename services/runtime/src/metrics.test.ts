@@ -54,8 +54,8 @@ describe("metrics", () => {
     await expect(health.check({ service: "unknown" })).rejects.toThrow();
 
     const text = await registry.metrics();
-    expect(text).toContain('subdata_rpc_server_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="ok",service="test"} 1');
-    expect(text).toContain('subdata_rpc_server_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="not_found",service="test"} 1');
+    expect(text).toContain('subdata_rpc_server_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="ok",component="test"} 1');
+    expect(text).toContain('subdata_rpc_server_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="not_found",component="test"} 1');
     const histogram = await registry.getSingleMetric("subdata_rpc_server_duration_seconds")!.get();
     const count = histogram.values.find((value) => (value as { metricName?: string }).metricName === "subdata_rpc_server_duration_seconds_count");
     expect(count).toMatchObject({ value: 2, labels: { rpc_service: "grpc.health.v1.Health", rpc_method: "Check" } });
@@ -78,8 +78,8 @@ describe("metrics", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/plain");
     const text = await response.text();
-    expect(text).toContain('subdata_db_pool_connections{pool="main",state="waiting",service="test"} 2');
-    expect(text).toContain('subdata_db_pool_max{pool="main",service="test"} 4');
+    expect(text).toContain('subdata_db_pool_connections{pool="main",state="waiting",component="test"} 2');
+    expect(text).toContain('subdata_db_pool_max{pool="main",component="test"} 4');
     expect((await fetch(`http://127.0.0.1:${server.address.port}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${server.address.port}/other`)).status).toBe(404);
   });

@@ -8,11 +8,13 @@ export { Counter, Gauge, Histogram, Registry };
 /**
  * Prometheus metrics with prom-client. Every process makes its own Registry (never prom-client's
  * global one, so tests can run several services in one process) with the default process metrics
- * (CPU, RSS, heap, GC, event-loop lag) and a constant `service` label, then registers its own.
+ * (CPU, RSS, heap, GC, event-loop lag) and a constant `component` label ("gateway", "query", …), then
+ * registers its own. Not "service": Prometheus Operator sets a `service` target label (the Kubernetes
+ * Service), which would rename ours to exported_service.
  */
 export function createMetrics(options: { service: string; defaultMetrics?: boolean }): Registry {
   const registry = new Registry();
-  registry.setDefaultLabels({ service: options.service });
+  registry.setDefaultLabels({ component: options.service });
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
   return registry;
 }

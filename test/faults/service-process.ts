@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { grpcHealthServing, httpAnswers } from "../../deploy/local/src/readiness.ts";
+
+/**
+ * One service of the stack as a real child process (`node --import tsx <entry>`), restartable with
+ * the same environment and port, killable with any signal, pausable with SIGSTOP.
+ */
+export interface ServiceProcess {
+  name: string;
+  readonly pid: number | undefined;
+  start(): Promise<void>;
+  /** Sends `signal` and waits for the exit (SIGKILL: a crash, nothing runs on the way out). */
+  kill(signal: NodeJS.Signals): Promise<void>;
+  pause(): void;
+  resume(): void;
+  /** The last lines it wrote (for a failure message). */
+  recentLines(): string[];
+}
+
+export interface ServiceSpec {
+  name: string;
+  entry: string;
+  env: Record<string, string>;
+  readiness: { kind: "grpc"; url: string; token: string } | { kind: "http"; url: string };
+}
+
+export function createServiceProcess(spec: ServiceSpec, repoRoot: string): ServiceProcess {
+  let child: ChildProcess | undefined;
+  const lines: string[] = [];
+  const ready = () => (spec.readiness.kind === "grpc" ? grpcHealthServing(spec.readiness.url, spec.readiness.token) : httpAnswers(spec.readiness.url));
+  const service: ServiceProcess = {
+    name: spec.name,
+    get pid() {
+      return child?.pid;
+    },
+    async start() {
+      const started = spawn(process.execPath, ["--import", "tsx", spec.entry], {
+        cwd: repoRoot,
+        env: { ...process.env, DATABASE_URL: "", ...spec.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child = started;
+      for (const stream of [started.stdout, started.stderr]) {
+        createInterface({ input: stream }).on("line", (line) => {
+          lines.push(line);
+          if (lines.length > 40) lines.shift();
+        });
+      }
+      const deadline = Date.now() + 60_000;
+      while (!(await ready().catch(() => false))) {
+        if (started.exitCode !== null || Date.now() > deadline) {
+          throw new Error(`${spec.name} did not become ready:\n${lines.join("\n")}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    },
+    async kill(signal) {
+      const running = child;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      running.kill("SIGCONT"); // a paused process cannot act on SIGTERM
+      running.kill(signal);
+      // A clean stop gets 15 s; then it is a crash.
+      const timer = setTimeout(() => running.kill("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(timer);
+      child = undefined;
+    },
+    pause() {
+      child?.kill("SIGSTOP");
+    },
+    resume() {
+      child?.kill("SIGCONT");
+    },
+    recentLines: () => [...lines],
+  };
+  return service;
+}

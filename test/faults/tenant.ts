@@ -1,0 +1,84 @@
+import type { FaultReceiver } from "./receiver.ts";
+import type { FaultStack } from "./stack.ts";
+
+/**
+ * One scenario's world: a fresh merchant with subscriptions, an API key, and webhook endpoints
+ * pointing at receivers (directly or through a fault proxy). Changes are made with the suite's
+ * admin connection, as the app would: the trigger-fed outbox captures them.
+ */
+export interface Tenant {
+  merchantId: string;
+  subscriptionIds: string[];
+  key: string;
+  apiKeyId: string;
+  endpointIds: string[];
+}
+
+export async function createTenant(stack: FaultStack, options: { subscriptions: number; endpointUrls: string[] }): Promise<Tenant> {
+  const { admin } = stack;
+  const merchantId = (await admin.query<{ id: string }>("INSERT INTO merchants (name) VALUES ('faults') RETURNING id")).rows[0]!.id;
+  const customerId = (
+    await admin.query<{ id: string }>("INSERT INTO customers (merchant_id, email, name) VALUES ($1, 'f@example.com', 'F') RETURNING id", [merchantId])
+  ).rows[0]!.id;
+  const planId = (
+    await admin.query<{ id: string }>(
+      "INSERT INTO plans (merchant_id, name, interval, interval_count, price_minor, currency) VALUES ($1, 'Box', 'MONTH', 1, 1999, 'USD') RETURNING id",
+      [merchantId],
+    )
+  ).rows[0]!.id;
+  // Endpoints first, so the subscriptions' creation events are delivered too.
+  const endpointIds: string[] = [];
+  for (const url of options.endpointUrls) {
+    const created = await stack.endpoints.createEndpoint({ merchantId, url, description: "fault suite" });
+    endpointIds.push(created.endpoint!.id);
+  }
+  const subscriptionIds: string[] = [];
+  for (let index = 0; index < options.subscriptions; index++) {
+    const result = await admin.query<{ id: string }>(
+      `INSERT INTO subscriptions (merchant_id, customer_id, plan_id, status, price_minor, currency, current_period_start, current_period_end)
+       VALUES ($1, $2, $3, 'ACTIVE', 1999, 'USD', now(), now() + interval '1 month') RETURNING id`,
+      [merchantId, customerId, planId],
+    );
+    subscriptionIds.push(result.rows[0]!.id);
+  }
+  const created = await stack.apiKeys.createApiKey({ merchantId, name: "fault suite" });
+  return { merchantId, subscriptionIds, key: created.key, apiKeyId: created.apiKey!.id, endpointIds };
+}
+
+/**
+ * `count` subscription changes spread round-robin over the tenant's subscriptions. A change whose
+ * statement fails (Postgres restarting) is retried: what was produced is counted from the outbox,
+ * so a commit whose outcome the client never learnt is still accounted for.
+ */
+export async function produceChanges(stack: FaultStack, tenant: Tenant, count: number, options: { onProgress?: (done: number) => Promise<void> | void } = {}): Promise<void> {
+  for (let done = 0; done < count; ) {
+    const subscriptionId = tenant.subscriptionIds[done % tenant.subscriptionIds.length]!;
+    try {
+      await stack.admin.query("UPDATE subscriptions SET quantity = quantity + 1 WHERE id = $1 AND merchant_id = $2", [subscriptionId, tenant.merchantId]);
+      done++;
+      await options.onProgress?.(done);
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+export async function outboxIds(stack: FaultStack, merchantId: string): Promise<string[]> {
+  const result = await stack.admin.query<{ id: string }>("SELECT id FROM event_outbox WHERE merchant_id = $1", [merchantId]);
+  return result.rows.map((row) => row.id);
+}
+
+/** (event, endpoint) pairs that ended in a durable, visible failure: FAILED/CANCELLED, or held on a disabled endpoint. */
+export async function recordedFailures(stack: FaultStack, merchantId: string): Promise<Set<string>> {
+  const result = await stack.admin.query<{ event_id: string; endpoint_id: string }>(
+    `SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.merchant_id = $1 AND (d.status IN ('FAILED', 'CANCELLED') OR (d.status = 'PENDING' AND e.status = 'DISABLED'))`,
+    [merchantId],
+  );
+  return new Set(result.rows.map((row) => `${row.event_id}|${row.endpoint_id}`));
+}
+
+export interface EndpointReceiver {
+  endpointId: string;
+  receiver: FaultReceiver;
+}

@@ -1,0 +1,146 @@
+import { randomBytes } from "node:crypto";
+import { createClient } from "@connectrpc/connect";
+import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { createServiceTransport } from "@subdata/runtime";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createFixtures } from "../support/fixtures.ts";
+import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
+
+/**
+ * The read path as real processes (query, auth, gateway), a loop of concurrent requests with a valid
+ * key, and SIGTERM to the gateway mid-load. A well-behaved load balancer is modelled by the load
+ * loop: it stops sending new requests once GET /readyz answers 503. Every request sent must succeed.
+ */
+describe("gateway lifecycle under load", () => {
+  const serviceToken = randomBytes(24).toString("hex");
+  const common = {
+    SUBDATA_SERVICE_TOKEN: serviceToken,
+    SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("hex"),
+    NATS_URL: inject("natsUrl"),
+  };
+  const processes: RunningProcess[] = [];
+  let admin: pg.Pool;
+
+  beforeAll(() => {
+    admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
+  });
+  afterAll(async () => {
+    for (const proc of processes) proc.kill();
+    await admin.end();
+  });
+
+  it("serves through the shutdown delay, drains, exits 0, and every request sent succeeds", async () => {
+    const query = startProcess("query", "services/query/src/main.ts", {
+      ...common,
+      DATABASE_URL: inject("roleDatabaseUrls").query,
+      LOG_LEVEL: "debug",
+    });
+    const auth = startProcess("auth", "services/auth/src/main.ts", { ...common, DATABASE_URL: inject("roleDatabaseUrls").auth });
+    processes.push(query, auth);
+    const [queryPorts, authPorts] = await Promise.all([listeningPorts(query), listeningPorts(auth)]);
+    const gateway = startProcess("gateway", "gateway/src/main.ts", {
+      ...common,
+      SUBDATA_QUERY_URL: `http://127.0.0.1:${queryPorts.port}`,
+      SUBDATA_AUTH_URL: `http://127.0.0.1:${authPorts.port}`,
+      SUBDATA_RATE_LIMIT_QUOTA: "100000",
+      SUBDATA_SHUTDOWN_DELAY_MS: "1500",
+    });
+    processes.push(gateway);
+    const gatewayPorts = await listeningPorts(gateway);
+    const base = `http://127.0.0.1:${gatewayPorts.port}`;
+
+    const fixtures = createFixtures(admin);
+    const merchantId = await fixtures.merchant();
+    for (let i = 0; i < 3; i++) await fixtures.subscription({ merchantId });
+    const authTransport = createServiceTransport({ baseUrl: `http://127.0.0.1:${authPorts.port}`, serviceToken });
+    const created = await createClient(ApiKeyService, authTransport.transport).createApiKey({ merchantId, name: "lifecycle" });
+    authTransport.close();
+    const key = created.key;
+
+    expect((await fetch(`${base}/livez`)).status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+
+    const traceId = randomBytes(16).toString("hex");
+    const headers = { authorization: `Bearer ${key}`, traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` };
+    const results: Array<{ status: number; requestId: string | null; afterNotReady: boolean }> = [];
+    const errors: unknown[] = [];
+    let notReady = false;
+    // Each worker sends one last request after readiness failed: a load balancer notices with some
+    // delay, and the gateway must still serve during SUBDATA_SHUTDOWN_DELAY_MS.
+    const worker = async () => {
+      for (;;) {
+        const afterNotReady = notReady;
+        try {
+          const response = await fetch(`${base}/api/v1/subscriptions?limit=2`, { headers });
+          await response.arrayBuffer();
+          results.push({ status: response.status, requestId: response.headers.get("request-id"), afterNotReady });
+        } catch (error) {
+          errors.push(error);
+        }
+        if (afterNotReady) return;
+      }
+    };
+    const workers = Array.from({ length: 8 }, () => worker());
+
+    await pollUntil("requests to flow", () => results.length >= 50);
+
+    // Metrics after real requests, on each process's own metrics port.
+    const [gatewayMetrics, queryMetrics, authMetrics] = await Promise.all([
+      scrape(gatewayPorts.metricsPort),
+      scrape(queryPorts.metricsPort),
+      scrape(authPorts.metricsPort),
+    ]);
+    expect(sample(gatewayMetrics, "subdata_http_requests_total", { route: "/v1/subscriptions", method: "GET", status: "200" })).toBeGreaterThan(0);
+    expect(sample(gatewayMetrics, "subdata_http_request_duration_seconds_count", { route: "/v1/subscriptions" })).toBeGreaterThan(0);
+    expect(sample(gatewayMetrics, "nodejs_eventloop_lag_p99_seconds", { component: "gateway" })).toBeDefined();
+    expect(sample(queryMetrics, "subdata_rpc_server_requests_total", { rpc_method: "ListSubscriptions", code: "ok" })).toBeGreaterThan(0);
+    expect(sample(queryMetrics, "subdata_rpc_server_duration_seconds_count", { rpc_method: "ListSubscriptions" })).toBeGreaterThan(0);
+    expect(sample(queryMetrics, "subdata_db_pool_connections", { state: "waiting" })).toBeDefined();
+    expect(sample(queryMetrics, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(sample(authMetrics, "subdata_rpc_server_requests_total", { rpc_method: "RecordRead", code: "ok" })).toBeGreaterThan(0);
+    expect(sample(authMetrics, "subdata_audit_batch_size_count", { outcome: "ok" })).toBeGreaterThan(0);
+    expect(sample(authMetrics, "subdata_audit_flushes_total", { outcome: "error" })).toBe(0);
+
+    gateway.child.kill("SIGTERM");
+    // The load balancer: probe readiness, stop sending once it fails.
+    let sawNotReady = false;
+    while (!sawNotReady) {
+      const probe = await fetch(`${base}/readyz`).catch(() => undefined);
+      await probe?.arrayBuffer();
+      if (probe?.status === 503) sawNotReady = true;
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    notReady = true;
+    await Promise.all(workers);
+    const exit = await gateway.exited;
+
+    expect(errors).toEqual([]);
+    expect(results.filter((result) => result.status !== 200)).toEqual([]);
+    expect(results.filter((result) => result.afterNotReady)).toHaveLength(8);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(gateway.lines.some((line) => line.msg === "stopped")).toBe(true);
+
+    // Every request log line carries the request id (Fastify's reqId = the Request-Id returned) and our trace.
+    const returned = new Set(results.map((result) => result.requestId));
+    const requestLines = gateway.lines.filter((line) => line.msg === "request" && line.route === "/v1/subscriptions");
+    expect(requestLines.length).toBe(results.length);
+    for (const line of requestLines) {
+      expect(returned.has(line.reqId as string)).toBe(true);
+      expect(line).toMatchObject({ requestId: line.reqId, traceId });
+    }
+    // The query service logged the same request id and trace: they were passed upstream.
+    const upstreamLine = await query.waitForLine((line) => line.msg === "rpc ok" && line.traceId === traceId, "a traced rpc line");
+    expect(returned.has(upstreamLine.requestId as string)).toBe(true);
+
+    // The key never reaches a log, in any process.
+    for (const proc of [gateway, query, auth]) {
+      expect(proc.output()).not.toContain(key);
+      expect(proc.output()).not.toContain(serviceToken);
+    }
+
+    // The services stop cleanly too: health off, GOAWAY, drain, pools closed.
+    expect(await query.stop()).toEqual({ code: 0, signal: null });
+    expect(await auth.stop()).toEqual({ code: 0, signal: null });
+  });
+});

@@ -1,0 +1,170 @@
+import { randomBytes } from "node:crypto";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { migrate } from "@subdata/db";
+import { createSecretBox, generateSigningSecret } from "@subdata/webhook/secret-box";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createFixtures } from "../support/fixtures.ts";
+import { type Receiver, startReceiver } from "../webhook-delivery/support/receiver.ts";
+import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
+
+/**
+ * The event path as real processes: subscriptions written to Postgres → outbox → relay → JetStream →
+ * webhook service → a slow receiver. The webhook service gets SIGTERM mid-burst, must exit 0, and once
+ * restarted every event must be delivered, exactly once (a graceful stop finishes what it started).
+ *
+ * The webhook service delivers every due row of its database (it has no merchant filter), so this file
+ * runs against a database of its own rather than the run's shared one.
+ */
+describe("webhook service lifecycle mid-burst", () => {
+  const runId = inject("runId");
+  const databaseName = `subdata_test_${runId}_lifecycle`;
+  const stream = `${runId}_lifecycle`;
+  const subjectPrefix = `${runId}.lifecycle`;
+  const secretKey = randomBytes(32).toString("base64");
+  const processes: RunningProcess[] = [];
+  let server: pg.Client;
+  let admin: pg.Pool;
+  let webhookDatabaseUrl: string;
+  let receiver: Receiver | undefined;
+
+  beforeAll(async () => {
+    server = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
+    await server.connect();
+    await server.query(`CREATE DATABASE ${databaseName}`);
+    const adminUrl = new URL(inject("adminDatabaseUrl"));
+    adminUrl.pathname = `/${databaseName}`;
+    await migrate({ databaseUrl: adminUrl.toString() });
+    admin = new pg.Pool({ connectionString: adminUrl.toString(), max: 2 });
+    const roleUrl = new URL(inject("roleDatabaseUrls").webhook);
+    roleUrl.pathname = `/${databaseName}`;
+    webhookDatabaseUrl = roleUrl.toString();
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const proc of processes) proc.kill();
+    await Promise.all(processes.map((proc) => proc.exited));
+    await receiver?.close();
+    const nc = await connect({ servers: inject("natsUrl") });
+    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => {});
+    await nc.close();
+    await admin?.end();
+    await server.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+    await server.end();
+  });
+
+  it("drains in-flight deliveries on SIGTERM, exits 0, and after a restart every event is delivered once", async () => {
+    const common = {
+      DATABASE_URL: webhookDatabaseUrl,
+      NATS_URL: inject("natsUrl"),
+      SUBDATA_EVENTS_STREAM: stream,
+      SUBDATA_EVENTS_SUBJECT_PREFIX: subjectPrefix,
+      SUBDATA_WEBHOOK_SECRET_KEY: secretKey,
+      SUBDATA_WEBHOOK_ALLOW_PRIVATE: "true",
+      LOG_LEVEL: "debug",
+    };
+    const relay = startProcess("relay", "services/webhook/src/relay-main.ts", { ...common, SUBDATA_RELAY_HEALTH_PORT: "0" });
+    processes.push(relay);
+    const relayPort = Number((await relay.waitForLine((line) => line.msg === "relay health endpoint listening", "relay health port")).port);
+    await pollUntil("the relay to be ready (stream created)", async () => (await fetch(`http://127.0.0.1:${relayPort}/readyz`)).status === 200);
+
+    // A slow receiver: every POST is answered after a while, so deliveries are in flight at SIGTERM.
+    let inFlight = 0;
+    receiver = await startReceiver(() => {
+      inFlight++;
+      return new Promise((resolve) =>
+        setTimeout(() => {
+          inFlight--;
+          resolve({ status: 200, body: "ok" });
+        }, 150),
+      );
+    });
+    const fixtures = createFixtures(admin);
+    const merchantId = await fixtures.merchant();
+    const { rows } = await admin.query<{ id: string }>("SELECT subdata_new_id('we') AS id");
+    const endpointId = rows[0]!.id;
+    await admin.query("INSERT INTO webhook_endpoints (id, merchant_id, url, event_types, secret_ciphertext) VALUES ($1, $2, $3, '{}', $4)", [
+      endpointId,
+      merchantId,
+      receiver.origin,
+      createSecretBox(secretKey).seal(generateSigningSecret(), endpointId),
+    ]);
+
+    const webhookEnv = {
+      ...common,
+      SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("hex"),
+      SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("hex"),
+      SUBDATA_WEBHOOK_CONCURRENCY: "16",
+    };
+    const first = startProcess("webhook", "services/webhook/src/main.ts", webhookEnv);
+    processes.push(first);
+    await listeningPorts(first);
+    await first.waitForLine((line) => line.msg === "delivery pipeline started", "the pipeline");
+
+    const burst = 30;
+    for (let i = 0; i < burst; i++) await fixtures.subscription({ merchantId });
+    const events = await admin.query<{ id: string }>("SELECT id FROM event_outbox WHERE merchant_id = $1", [merchantId]);
+    expect(events.rows).toHaveLength(burst);
+    const eventIds = events.rows.map((row) => row.id);
+
+    await pollUntil("the burst to be mid-delivery", () => receiver!.requests.length >= 3 && inFlight > 0);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect(first.lines.some((line) => line.msg === "stopped")).toBe(true);
+    expect(first.lines.filter((line) => line.msg === "shutdown step failed")).toEqual([]);
+    // Whatever the receiver answered before the exit was recorded: nothing is left claimed mid-POST.
+    const answered = receiver.requests.length;
+    expect(inFlight).toBe(0);
+    expect(answered).toBeLessThan(burst);
+    const succeeded = await admin.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'SUCCEEDED'",
+      [endpointId],
+    );
+    expect(succeeded.rows[0]!.count).toBe(answered);
+
+    const second = startProcess("webhook", "services/webhook/src/main.ts", webhookEnv);
+    processes.push(second);
+    const secondPorts = await listeningPorts(second);
+    await pollUntil(
+      "every delivery to succeed",
+      async () => {
+        const done = await admin.query<{ count: number }>(
+          "SELECT count(*)::int AS count FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'SUCCEEDED'",
+          [endpointId],
+        );
+        return done.rows[0]!.count === burst;
+      },
+      60_000,
+    );
+    const received = receiver.requests.map((request) => String(request.headers["webhook-id"]));
+    expect(new Set(received)).toEqual(new Set(eventIds));
+    expect(received).toHaveLength(burst);
+
+    // Webhook metrics after real deliveries.
+    const webhookMetrics = await scrape(secondPorts.metricsPort);
+    expect(sample(webhookMetrics, "subdata_webhook_attempts_total", { outcome: "succeeded", error_class: "NONE" })).toBe(burst - answered);
+    expect(sample(webhookMetrics, "subdata_webhook_deliveries_total", { outcome: "succeeded" })).toBe(burst - answered);
+    expect(sample(webhookMetrics, "subdata_webhook_deliveries_total", { outcome: "failed" })).toBe(0);
+    expect(sample(webhookMetrics, "subdata_webhook_attempt_duration_seconds_count", { error_class: "NONE" })).toBe(burst - answered);
+    expect(sample(webhookMetrics, "subdata_webhook_endpoints_disabled_total")).toBe(0);
+    expect(sample(webhookMetrics, "subdata_jetstream_consumer_pending", { stream, consumer: "webhook-deliveries", state: "pending" })).toBe(0);
+    expect(sample(webhookMetrics, "subdata_jetstream_consumer_pending", { state: "ack_pending" })).toBeDefined();
+    expect(sample(webhookMetrics, "subdata_db_pool_connections", { component: "webhook", state: "total" })).toBeGreaterThan(0);
+
+    // Relay metrics (on its health port): everything published, nothing pending.
+    const relayMetrics = await scrape(relayPort);
+    expect(sample(relayMetrics, "subdata_relay_events_total", { outcome: "published" })).toBe(burst);
+    expect(sample(relayMetrics, "subdata_outbox_pending_events")).toBe(0);
+    expect(sample(relayMetrics, "subdata_outbox_oldest_pending_seconds")).toBe(0);
+
+    // Trace context: the relay's traceparent travelled on the NATS message into the webhook's logs.
+    const published = relay.lines.find((line) => line.msg === "event published" && line.eventId === eventIds[0]);
+    expect(published?.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const stored = [...first.lines, ...second.lines].find((line) => line.msg === "event stored" && line.eventId === eventIds[0]);
+    expect(stored?.traceId).toBe(published?.traceId);
+
+    expect(await second.stop()).toEqual({ code: 0, signal: null });
+    expect(await relay.stop()).toEqual({ code: 0, signal: null });
+  });
+});
