@@ -5,6 +5,7 @@ import {
   createTraceScope,
   handleShutdown,
   sendTraceContext,
+  spanExporterFromEnv,
   startMetricsServer,
 } from "@subdata/runtime";
 import { createApiKeyCache } from "./api-key-cache.ts";
@@ -18,6 +19,7 @@ const config = loadGatewayConfig(process.env);
 const trace = createTraceScope();
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL, context: trace.logFields });
 const metrics = createMetrics({ service: "gateway" });
+const spans = spanExporterFromEnv(process.env, "subdata-gateway", logger);
 const health = createHealthState();
 const upstream = createUpstreamClients({
   queryUrl: config.SUBDATA_QUERY_URL,
@@ -31,7 +33,7 @@ const apiKeyCache = createApiKeyCache({
   now: Date.now,
 });
 const revocations = createRevocationListener({ natsUrl: config.NATS_URL, cache: apiKeyCache, logger });
-const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, health });
+const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, spans, health });
 
 revocations.start();
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
@@ -51,5 +53,6 @@ handleShutdown({
     { name: "nats", run: () => revocations.close() },
     { name: "upstream", run: () => upstream.close() },
     { name: "metrics", run: () => metricsServer.close() },
+    { name: "traces", run: () => spans?.shutdown() },
   ],
 });

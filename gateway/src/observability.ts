@@ -1,4 +1,14 @@
-import { continueTrace, Counter, type HealthState, Histogram, LATENCY_BUCKETS, type Registry, type TraceScope } from "@subdata/runtime";
+import {
+  continueTrace,
+  Counter,
+  type HealthState,
+  Histogram,
+  LATENCY_BUCKETS,
+  type Registry,
+  type SpanExporter,
+  type TraceContext,
+  type TraceScope,
+} from "@subdata/runtime";
 import type { FastifyRequest } from "fastify";
 import type { Gateway } from "./server.ts";
 
@@ -55,14 +65,39 @@ export function registerHttpMetrics(app: Gateway, registry: Registry): void {
 /**
  * Runs the rest of each request inside its trace context (the caller's W3C traceparent, or a new
  * trace), with the gateway's Request-Id, so the log lines and upstream calls of the request carry
- * both. A callback hook, because only code called from within scope.run inherits the context.
+ * both. A callback hook, because only code called from within scope.run inherits the context. With
+ * `spans` (OTLP export configured), each request is exported as a SERVER span.
  */
-export function traceRequests(app: Gateway, scope: TraceScope): void {
+export function traceRequests(app: Gateway, scope: TraceScope, spans?: SpanExporter): void {
+  const started = new WeakMap<FastifyRequest, { context: TraceContext; startMs: number }>();
   app.addHook("onRequest", (request, _reply, done) => {
     const context = continueTrace({ get: (name) => headerValue(request, name) });
     // Our own id, never a client-supplied one (it is also the audit log's request id).
     context.requestId = request.id;
+    if (spans) started.set(request, { context, startMs: performance.timeOrigin + performance.now() });
     scope.run(context, done);
+  });
+  if (!spans) return;
+  app.addHook("onResponse", async (request, reply) => {
+    const span = started.get(request);
+    const route = routeLabel(request);
+    if (!span || route === LIVENESS_PATH || route === READINESS_PATH) return;
+    spans.export({
+      traceId: span.context.traceId,
+      spanId: span.context.spanId,
+      parentSpanId: span.context.parentSpanId,
+      name: `${request.method} ${route}`,
+      kind: "server",
+      startMs: span.startMs,
+      endMs: performance.timeOrigin + performance.now(),
+      attributes: {
+        "http.request.method": request.method,
+        "http.route": route,
+        "http.response.status_code": reply.statusCode,
+        "subdata.request_id": request.id,
+      },
+      error: reply.statusCode >= 500,
+    });
   });
 }
 

@@ -5,7 +5,7 @@ import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import type { HealthState, Logger, Registry, TraceScope } from "@subdata/runtime";
+import type { HealthState, Logger, Registry, SpanExporter, TraceScope } from "@subdata/runtime";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -61,6 +61,8 @@ export interface GatewayDeps {
   metrics?: Registry;
   /** Each request runs in its trace context (logs, upstream calls) when given. */
   trace?: TraceScope;
+  /** OTLP export of one span per request (with `trace`), when configured. */
+  spans?: SpanExporter | undefined;
   /** GET /readyz answers 503 once this stops serving (SIGTERM); always ready when omitted. */
   health?: HealthState;
 }
@@ -136,7 +138,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
 
-  if (deps.trace) traceRequests(app, deps.trace);
+  if (deps.trace) traceRequests(app, deps.trace, deps.spans);
   if (deps.metrics) registerHttpMetrics(app, deps.metrics);
 
   app.addHook("onRequest", async (request, reply) => {

@@ -5,6 +5,13 @@ import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
 import type { GatewayClients } from "./server.ts";
+import { limitConcurrency } from "./upstream-limit.ts";
+
+/**
+ * Query calls in flight at once (the rest queue in the gateway). The query service reads through a
+ * pool of 4 connections; a few more keep it busy while pages travel and are rendered.
+ */
+export const DEFAULT_QUERY_CONCURRENCY = 16;
 
 /** The four upstream clients over two reused HTTP/2 sessions (query; auth + audit). */
 export interface UpstreamClients {
@@ -19,10 +26,12 @@ export function createUpstreamClients(options: {
   serviceToken: string;
   /** e.g. sendTraceContext(scope): traceparent and request-id on every upstream call. */
   interceptors?: Interceptor[];
+  /** Bound on concurrent query calls (upstream-limit.ts); DEFAULT_QUERY_CONCURRENCY when omitted. */
+  queryConcurrency?: number;
 }): UpstreamClients {
-  const transport = (baseUrl: string) =>
-    createServiceTransport({ baseUrl, serviceToken: options.serviceToken, interceptors: options.interceptors ?? [] });
-  const query = transport(options.queryUrl);
+  const transport = (baseUrl: string, first: Interceptor[] = []) =>
+    createServiceTransport({ baseUrl, serviceToken: options.serviceToken, interceptors: [...first, ...(options.interceptors ?? [])] });
+  const query = transport(options.queryUrl, [limitConcurrency(options.queryConcurrency ?? DEFAULT_QUERY_CONCURRENCY)]);
   const auth = transport(options.authUrl);
   return {
     clients: {

@@ -41,6 +41,10 @@ export function createServiceProcess(spec: ServiceSpec, repoRoot: string): Servi
         stdio: ["ignore", "pipe", "pipe"],
       });
       child = started;
+      // A service that dies on its own is a finding: say so with its last words.
+      started.once("exit", (code, signal) => {
+        if (child === started) console.error(`[faults] ${spec.name} exited unexpectedly (code ${code}, signal ${signal}):\n${lines.slice(-15).join("\n")}`);
+      });
       for (const stream of [started.stdout, started.stderr]) {
         createInterface({ input: stream }).on("line", (line) => {
           lines.push(line);
@@ -59,13 +63,13 @@ export function createServiceProcess(spec: ServiceSpec, repoRoot: string): Servi
       const running = child;
       if (!running || running.exitCode !== null || running.signalCode !== null) return;
       const exited = new Promise((resolve) => running.once("exit", resolve));
+      child = undefined;
       running.kill("SIGCONT"); // a paused process cannot act on SIGTERM
       running.kill(signal);
       // A clean stop gets 15 s; then it is a crash.
       const timer = setTimeout(() => running.kill("SIGKILL"), 15_000);
       await exited;
       clearTimeout(timer);
-      child = undefined;
     },
     pause() {
       child?.kill("SIGSTOP");

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
@@ -11,7 +13,43 @@ import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startPr
  * The read path as real processes (query, auth, gateway), a loop of concurrent requests with a valid
  * key, and SIGTERM to the gateway mid-load. A well-behaved load balancer is modelled by the load
  * loop: it stops sending new requests once GET /readyz answers 503. Every request sent must succeed.
+ * A stub OTLP collector receives the spans the processes export on the way.
  */
+
+interface ExportedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  service: string;
+}
+
+async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; close(): Promise<void> }> {
+  const spans: ExportedSpan[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+        resourceSpans: Array<{
+          resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+          scopeSpans: Array<{ spans: Array<Omit<ExportedSpan, "service">> }>;
+        }>;
+      };
+      for (const resource of body.resourceSpans) {
+        const service = resource.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue ?? "";
+        for (const scope of resource.scopeSpans) for (const span of scope.spans) spans.push({ ...span, service });
+      }
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
 describe("gateway lifecycle under load", () => {
   const serviceToken = randomBytes(24).toString("hex");
   const common = {
@@ -31,8 +69,11 @@ describe("gateway lifecycle under load", () => {
   });
 
   it("serves through the shutdown delay, drains, exits 0, and every request sent succeeds", async () => {
+    const collector = await startCollector();
+    const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
     const query = startProcess("query", "services/query/src/main.ts", {
       ...common,
+      ...otlp,
       DATABASE_URL: inject("roleDatabaseUrls").query,
       LOG_LEVEL: "debug",
     });
@@ -41,6 +82,7 @@ describe("gateway lifecycle under load", () => {
     const [queryPorts, authPorts] = await Promise.all([listeningPorts(query), listeningPorts(auth)]);
     const gateway = startProcess("gateway", "gateway/src/main.ts", {
       ...common,
+      ...otlp,
       SUBDATA_QUERY_URL: `http://127.0.0.1:${queryPorts.port}`,
       SUBDATA_AUTH_URL: `http://127.0.0.1:${authPorts.port}`,
       SUBDATA_RATE_LIMIT_QUOTA: "100000",
@@ -62,7 +104,8 @@ describe("gateway lifecycle under load", () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
 
     const traceId = randomBytes(16).toString("hex");
-    const headers = { authorization: `Bearer ${key}`, traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` };
+    const callerSpanId = randomBytes(8).toString("hex");
+    const headers = { authorization: `Bearer ${key}`, traceparent: `00-${traceId}-${callerSpanId}-01` };
     const results: Array<{ status: number; requestId: string | null; afterNotReady: boolean }> = [];
     const errors: unknown[] = [];
     let notReady = false;
@@ -142,5 +185,19 @@ describe("gateway lifecycle under load", () => {
     // The services stop cleanly too: health off, GOAWAY, drain, pools closed.
     expect(await query.stop()).toEqual({ code: 0, signal: null });
     expect(await auth.stop()).toEqual({ code: 0, signal: null });
+
+    // Spans were flushed on shutdown: gateway request spans are children of the caller's span, and
+    // the query service's RPC spans children of a gateway span of the same trace.
+    const gatewaySpans = collector.spans.filter((span) => span.service === "subdata-gateway" && span.name === "GET /v1/subscriptions");
+    expect(gatewaySpans.length).toBe(results.length);
+    for (const span of gatewaySpans) expect(span).toMatchObject({ traceId, parentSpanId: callerSpanId });
+    const rpcSpans = collector.spans.filter((span) => span.service === "subdata-query");
+    expect(rpcSpans.length).toBeGreaterThan(0);
+    const gatewaySpanIds = new Set(gatewaySpans.map((span) => span.spanId));
+    for (const span of rpcSpans) {
+      expect(span).toMatchObject({ traceId, name: "subdata.subscription.v1.SubscriptionService/ListSubscriptions" });
+      expect(gatewaySpanIds.has(span.parentSpanId!)).toBe(true);
+    }
+    await collector.close();
   });
 });

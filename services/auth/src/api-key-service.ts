@@ -58,6 +58,8 @@ function sha256(value: string): Buffer {
 function requireId(field: string, value: string): string {
   if (value.length === 0) throw invalidArgument(field, "is required");
   if (value.length > 100) throw invalidArgument(field, "is too long");
+  // Postgres text cannot hold NUL: without this the query fails as an internal error.
+  if (value.includes("\u0000")) throw invalidArgument(field, "must not contain NUL");
   return value;
 }
 

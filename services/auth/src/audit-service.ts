@@ -53,6 +53,9 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
 
     async listAuditEvents(request) {
       if (request.merchantId.length === 0) throw invalidArgument("merchant_id", "is required");
+      // Postgres text cannot hold NUL: without these the query fails as an internal error.
+      if (request.merchantId.includes("\u0000")) throw invalidArgument("merchant_id", "must not contain NUL");
+      if (request.apiKeyId.includes("\u0000")) throw invalidArgument("api_key_id", "must not contain NUL");
       const pageSize = pageSizeOf(request.pageSize);
       const apiKeyId = request.apiKeyId === "" ? undefined : request.apiKeyId;
       const binding = { method: LIST_METHOD, merchantId: request.merchantId, filter: { api_key_id: request.apiKeyId } };

@@ -13,7 +13,8 @@ const pool = createPool({
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-auth",
 });
-const { logger, metrics, trace } = createProcessObservability({ service: "auth", logLevel: config.LOG_LEVEL, pool });
+const observability = createProcessObservability({ service: "auth", logLevel: config.LOG_LEVEL, pool, env: process.env });
+const { logger, metrics, trace, spans } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const revocations = createNatsRevocationPublisher({ servers: config.NATS_URL, logger });
 const dependencies = createAuthDependencies({
@@ -24,7 +25,7 @@ const dependencies = createAuthDependencies({
   onAuditFlush: createAuditFlushMetrics(metrics),
 });
 const health = createHealthState();
-const server = createAuthServer({ ...dependencies, serviceToken: config.SUBDATA_SERVICE_TOKEN, logger, health, observability: { metrics, trace } });
+const server = createAuthServer({ ...dependencies, serviceToken: config.SUBDATA_SERVICE_TOKEN, logger, health, observability: { metrics, trace, spans } });
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
 const address = await server.listen(config.HOST, config.PORT);
@@ -40,5 +41,6 @@ handleShutdown({
     { name: "close NATS", run: () => revocations.close() },
     { name: "end pool", run: () => pool.end() },
     { name: "metrics", run: () => metricsServer.close() },
+    { name: "traces", run: () => observability.close() },
   ],
 });

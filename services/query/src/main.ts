@@ -11,7 +11,8 @@ const pool = createPool({
   applicationName: "subdata-query",
   readOnly: true,
 });
-const { logger, metrics, trace } = createProcessObservability({ service: "query", logLevel: config.LOG_LEVEL, pool });
+const observability = createProcessObservability({ service: "query", logLevel: config.LOG_LEVEL, pool, env: process.env });
+const { logger, metrics, trace, spans } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const health = createHealthState();
 const server = createQueryServer({
@@ -20,7 +21,7 @@ const server = createQueryServer({
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
   logger,
   health,
-  observability: { metrics, trace },
+  observability: { metrics, trace, spans },
 });
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
@@ -32,6 +33,7 @@ handleShutdown({
     { name: "server", run: () => server.close() },
     { name: "pool", run: () => pool.end() },
     { name: "metrics", run: () => metricsServer.close() },
+    { name: "traces", run: () => observability.close() },
   ],
 });
 

@@ -5,8 +5,10 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "@subdata/proto/grpc/health/v1/health_pb";
 import type { Logger } from "./logger.ts";
 import { createHealthService, type HealthState } from "./health.ts";
+import { widenConnectionWindow } from "./http2-flow-control.ts";
 import { rpcServerMetrics } from "./metrics.ts";
 import { requireServiceCredential } from "./service-credential.ts";
+import type { SpanExporter } from "./span-exporter.ts";
 import { acceptTraceContext, type TraceScope } from "./trace-context.ts";
 import type { Registry } from "prom-client";
 
@@ -25,6 +27,8 @@ export interface ConnectServerOptions {
 export interface ConnectObservability {
   metrics?: Registry;
   trace?: TraceScope;
+  /** OTLP export of one span per RPC (with `trace`), when configured. */
+  spans?: SpanExporter | undefined;
 }
 
 /** HTTP/2 settings for internal hops: the default 64 KB window throttles page-sized responses. */
@@ -104,7 +108,7 @@ export function createConnectServer(options: ConnectServerOptions): ConnectServe
     },
     interceptors: [
       // Outermost first: the trace wraps everything (so every log line has it), metrics see final codes.
-      ...(options.observability?.trace ? [acceptTraceContext(options.observability.trace)] : []),
+      ...(options.observability?.trace ? [acceptTraceContext(options.observability.trace, options.observability.spans)] : []),
       ...(options.observability?.metrics ? [rpcServerMetrics(options.observability.metrics)] : []),
       logCalls(options.logger),
       requireServiceCredential(options.serviceToken),
@@ -116,6 +120,8 @@ export function createConnectServer(options: ConnectServerOptions): ConnectServe
   const server = http2.createServer({ settings: http2Settings }, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
+    // Requests are small, but the connection window is shared by every stream of the session.
+    widenConnectionWindow(session);
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });

@@ -43,3 +43,8 @@ export function errorWithReason(message: string, code: Code, reason: ErrorReason
 export function errorDetailOf(error: ConnectError): ErrorDetail | undefined {
   return error.findDetails(ErrorDetailSchema)[0];
 }
+
+/** A code's name as the Connect protocol writes it: "not_found", "unavailable", … (for metrics and spans). */
+export function connectCodeName(code: Code): string {
+  return (Code[code] ?? "unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+}

@@ -6,7 +6,7 @@ export {
   type ConnectServer,
   type ConnectServerOptions,
 } from "./connect-server.ts";
-export { errorDetailOf, errorWithReason, ErrorReason, invalidArgument, invalidPageToken, notFound, unavailable } from "./errors.ts";
+export { connectCodeName, errorDetailOf, errorWithReason, ErrorReason, invalidArgument, invalidPageToken, notFound, unavailable } from "./errors.ts";
 export { createHealthService, createHealthState, type HealthState } from "./health.ts";
 export { createLogger, redactedPaths, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";
@@ -22,6 +22,7 @@ export {
   timestampToRfc3339Millis,
 } from "./time.ts";
 export { createServiceTransport, type ServiceTransport, type ServiceTransportOptions } from "./transport.ts";
+export { CONNECTION_WINDOW_SIZE, widenConnectionWindow } from "./http2-flow-control.ts";
 export { formatMinorUnits, minorUnitDigits, renderMoney, type PublicMoney } from "./money.ts";
 export {
   previousAttributes,
@@ -64,3 +65,13 @@ export {
   type TraceScope,
 } from "./trace-context.ts";
 export { createProcessObservability, type ProcessObservability } from "./observability.ts";
+export {
+  createOtlpSpanExporter,
+  otlpTraceRequest,
+  parseOtlpHeaders,
+  spanExporterFromEnv,
+  type OtlpExporterOptions,
+  type SpanExporter,
+  type SpanKind,
+  type SpanRecord,
+} from "./span-exporter.ts";

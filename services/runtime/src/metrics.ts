@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { connectCodeName } from "./errors.ts";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export { Counter, Gauge, Histogram, Registry };
@@ -49,18 +50,13 @@ export function rpcServerMetrics(registry: Registry): Interceptor {
     try {
       return await next(request);
     } catch (error) {
-      code = codeName(error instanceof ConnectError ? error.code : Code.Unknown);
+      code = connectCodeName(error instanceof ConnectError ? error.code : Code.Unknown);
       throw error;
     } finally {
       stop();
       requests.inc({ ...labels, code });
     }
   };
-}
-
-/** "not_found", "unavailable", …: the Connect protocol's names for codes. */
-function codeName(code: Code): string {
-  return (Code[code] ?? "unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
 /** What registerPoolMetrics reads from a pg.Pool. */

@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import { createLogger, type Logger } from "./logger.ts";
 import { createMetrics, registerPoolMetrics, type PoolStats } from "./metrics.ts";
+import { type SpanExporter, spanExporterFromEnv } from "./span-exporter.ts";
 import { createTraceScope, type TraceScope } from "./trace-context.ts";
 
 /** What every service's main.ts wires the same way: one logger, metrics registry and trace scope. */
@@ -8,12 +9,23 @@ export interface ProcessObservability {
   logger: Logger;
   metrics: Registry;
   trace: TraceScope;
+  /** Set only when OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is. */
+  spans: SpanExporter | undefined;
+  /** Flushes exported spans; the last shutdown step. */
+  close(): Promise<void>;
 }
 
-export function createProcessObservability(options: { service: string; logLevel?: string; pool?: PoolStats }): ProcessObservability {
+export function createProcessObservability(options: {
+  service: string;
+  logLevel?: string;
+  pool?: PoolStats;
+  /** Where OTEL_* variables are read (process.env in main.ts). */
+  env?: NodeJS.ProcessEnv;
+}): ProcessObservability {
   const trace = createTraceScope();
   const logger = createLogger({ name: options.service, level: options.logLevel, context: trace.logFields });
   const metrics = createMetrics({ service: options.service });
   if (options.pool) registerPoolMetrics(metrics, options.pool);
-  return { logger, metrics, trace };
+  const spans = spanExporterFromEnv(options.env ?? {}, `subdata-${options.service}`, logger);
+  return { logger, metrics, trace, spans, close: async () => spans?.shutdown() };
 }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { pgTimestampToProto, timestampToPgText, timestampToRfc3339Millis } from "./time.ts";
 
 describe("time conversions", () => {
@@ -15,5 +17,42 @@ describe("time conversions", () => {
 
   it("refuses text that is not a UTC timestamp", () => {
     expect(() => pgTimestampToProto("2026-11-22 00:11:51+02")).toThrow();
+  });
+
+  it("reads every fraction length, leap days and the ends of the four-digit years", () => {
+    const cases: Array<[string, bigint, number]> = [
+      ["1970-01-01 00:00:00+00", 0n, 0],
+      ["1969-12-31 23:59:59.5+00", -1n, 500_000_000],
+      ["2000-02-29 12:00:00.12+00", 951_825_600n, 120_000_000],
+      ["2024-12-31 23:59:59.123+00", 1_735_689_599n, 123_000_000],
+      ["2026-11-22 00:11:51.1234+00", 1_795_306_311n, 123_400_000],
+      ["2026-11-22 00:11:51.12345+00", 1_795_306_311n, 123_450_000],
+      ["2026-11-22 00:11:51.000001+00", 1_795_306_311n, 1_000],
+      ["0001-01-01 00:00:00+00", -62_135_596_800n, 0],
+      ["9999-12-31 23:59:59.999999+00", 253_402_300_799n, 999_999_000],
+    ];
+    for (const [text, seconds, nanos] of cases) {
+      const timestamp = pgTimestampToProto(text);
+      expect({ text, seconds: timestamp.seconds, nanos: timestamp.nanos }).toEqual({ text, seconds, nanos });
+      expect(timestamp.$typeName).toBe("google.protobuf.Timestamp");
+      expect(timestamp).toEqual(create(TimestampSchema, { seconds, nanos }));
+    }
+  });
+
+  it("formats exactly as Date.toISOString, in and outside the four-digit years", () => {
+    const seconds = [0, -1, 951_782_400, 951_868_799, 1_795_306_311, -62_167_219_200, -62_167_219_201, 253_402_300_799, 253_402_300_800];
+    for (let day = -800_000; day < 3_000_000; day += 997) seconds.push(day * 86_400 + ((day * 7919) % 86_400));
+    for (const value of seconds) {
+      for (const nanos of [0, 1_000_000, 999_999_999, 123_456_789]) {
+        const timestamp = create(TimestampSchema, { seconds: BigInt(value), nanos });
+        expect(timestampToRfc3339Millis(timestamp)).toBe(new Date(value * 1000 + Math.floor(nanos / 1_000_000)).toISOString());
+      }
+    }
+  });
+
+  it("refuses text that is not a UTC timestamp in Postgres' format", () => {
+    for (const text of ["2026-11-22T00:11:51Z", "2026-11-22 00:11:51.1234567+00", "2026-11-22 00:11:51.+00", "26-11-22 00:11:51+00", ""]) {
+      expect(() => pgTimestampToProto(text)).toThrow(/unexpected timestamptz text/);
+    }
   });
 });

@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import type { Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { connectCodeName } from "./errors.ts";
+import type { SpanExporter } from "./span-exporter.ts";
 
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/) without an SDK: the gateway accepts or
@@ -14,6 +16,8 @@ export interface TraceContext {
   traceId: string;
   /** 16 lower-case hex digits: the span this process is working in. */
   spanId: string;
+  /** The caller's span, when the trace came in from a caller. */
+  parentSpanId?: string;
   /** "01" sampled, "00" not. */
   flags: string;
   tracestate?: string;
@@ -59,7 +63,7 @@ export function startTrace(): TraceContext {
  */
 export function continueTrace(headers: { get(name: string): string | null | undefined }): TraceContext {
   const parent = parseTraceparent(headers.get(TRACEPARENT_HEADER));
-  const context: TraceContext = parent ? { ...parent, spanId: newSpanId() } : startTrace();
+  const context: TraceContext = parent ? { ...parent, spanId: newSpanId(), parentSpanId: parent.spanId } : startTrace();
   const tracestate = headers.get(TRACESTATE_HEADER);
   if (parent && tracestate) context.tracestate = tracestate.slice(0, 512);
   const requestId = headers.get(REQUEST_ID_HEADER);
@@ -100,9 +104,41 @@ export function createTraceScope(): TraceScope {
   };
 }
 
-/** Server side: every RPC runs inside the caller's trace (or a new one). */
-export function acceptTraceContext(scope: TraceScope): Interceptor {
-  return (next) => (request) => scope.run(continueTrace(request.header), () => next(request));
+/** Probes are frequent and say nothing about a request: no spans for them. */
+const UNTRACED_SERVICES = new Set(["grpc.health.v1.Health"]);
+
+/**
+ * Server side: every RPC runs inside the caller's trace (or a new one); with `spans`, each RPC is
+ * also exported as a SERVER span.
+ */
+export function acceptTraceContext(scope: TraceScope, spans?: SpanExporter): Interceptor {
+  return (next) => (request) => {
+    const context = continueTrace(request.header);
+    if (!spans || UNTRACED_SERVICES.has(request.service.typeName)) return scope.run(context, () => next(request));
+    const startMs = performance.timeOrigin + performance.now();
+    const finish = (code: string) =>
+      spans.export({
+        traceId: context.traceId,
+        spanId: context.spanId,
+        parentSpanId: context.parentSpanId,
+        name: `${request.service.typeName}/${request.method.name}`,
+        kind: "server",
+        startMs,
+        endMs: performance.timeOrigin + performance.now(),
+        attributes: { "rpc.system": "connect_rpc", "rpc.service": request.service.typeName, "rpc.method": request.method.name, "rpc.connect_rpc.error_code": code },
+        error: code === "internal" || code === "unknown" || code === "unavailable" || code === "data_loss",
+      });
+    return scope.run(context, async () => {
+      try {
+        const response = await next(request);
+        finish("ok");
+        return response;
+      } catch (error) {
+        finish(connectCodeName(error instanceof ConnectError ? error.code : Code.Unknown));
+        throw error;
+      }
+    });
+  };
 }
 
 /** Client side: forwards the current trace context and request id on every call. */

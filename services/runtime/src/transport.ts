@@ -1,6 +1,8 @@
+import type http2 from "node:http2";
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { http2Settings } from "./connect-server.ts";
+import { widenConnectionWindow } from "./http2-flow-control.ts";
 import { sendServiceCredential } from "./service-credential.ts";
 
 export interface ServiceTransportOptions {
@@ -18,11 +20,31 @@ export interface ServiceTransport {
 }
 
 /**
- * A Connect transport to an internal service: one reused HTTP/2 session with a large flow-control
- * window, binary protobuf, no compression, the service credential on every call.
+ * connect-node's session manager, widening the connection-level window of every session it opens
+ * (http2-flow-control.ts). The manager creates sessions internally; the first stream of each is the
+ * earliest point where the session is reachable, and its WINDOW_UPDATE leaves with that request.
+ */
+class WideWindowSessionManager extends Http2SessionManager {
+  private readonly widened = new WeakSet<http2.Http2Session>();
+
+  override async request(...args: Parameters<Http2SessionManager["request"]>): Promise<http2.ClientHttp2Stream> {
+    const stream = await super.request(...args);
+    const session = stream.session;
+    if (session && !this.widened.has(session)) {
+      this.widened.add(session);
+      widenConnectionWindow(session);
+    }
+    return stream;
+  }
+}
+
+/**
+ * A Connect transport to an internal service: one reused HTTP/2 session with large flow-control
+ * windows (per stream and per connection), binary protobuf, no compression, the service credential
+ * on every call.
  */
 export function createServiceTransport(options: ServiceTransportOptions): ServiceTransport {
-  const sessionManager = new Http2SessionManager(options.baseUrl, { pingIntervalMs: 15_000, idleConnectionTimeoutMs: 60_000 }, {
+  const sessionManager = new WideWindowSessionManager(options.baseUrl, { pingIntervalMs: 15_000, idleConnectionTimeoutMs: 60_000 }, {
     settings: http2Settings,
   });
   const transport = createConnectTransport({

@@ -11,30 +11,71 @@ import type { RenderedEvent } from "./event-body.ts";
 
 export const DELIVERY_CHANNEL = "subdata_webhook_delivery";
 
+/** A pool, or one connection of it (the ingest leader writes through the connection holding its lock). */
+export type Queryable = Pool | PoolClient;
+
 /**
  * Stores the event body and one delivery per enabled endpoint of the merchant that wants this type,
  * in one statement (one transaction, one round trip). Idempotent: a redelivered message adds nothing.
  * Returns how many deliveries were created.
  */
-export async function ingestEvent(pool: Pool, event: RenderedEvent): Promise<number> {
-  const result = await pool.query<{ created: number }>(
-    `WITH event AS (
+export async function ingestEvent(db: Queryable, event: RenderedEvent): Promise<number> {
+  return ingestEvents(db, [event]);
+}
+
+/**
+ * Stores a batch of events in the given (stream) order and one delivery per enabled endpoint of each
+ * event's merchant that wants its type, in one statement: one transaction, one round trip, one NOTIFY
+ * (only if deliveries were created). Deliveries are made only for events this statement inserted, so
+ * a redelivered event adds nothing — not even for an endpoint created since the event was first
+ * stored, which must not receive an old version after newer ones. Returns how many deliveries were
+ * created.
+ */
+export async function ingestEvents(db: Queryable, events: readonly RenderedEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const columns = {
+    id: [] as string[],
+    merchantId: [] as string[],
+    subscriptionId: [] as string[],
+    type: [] as string[],
+    version: [] as string[],
+    occurredAt: [] as string[],
+    body: [] as string[],
+  };
+  for (const event of events) {
+    columns.id.push(event.id);
+    columns.merchantId.push(event.merchantId);
+    columns.subscriptionId.push(event.subscriptionId);
+    columns.type.push(event.type);
+    columns.version.push(event.version.toString());
+    columns.occurredAt.push(event.occurredAtExact);
+    columns.body.push(event.body);
+  }
+  const result = await db.query<{ created: number }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[])
+                WITH ORDINALITY AS i (id, merchant_id, subscription_id, type, version, occurred_at, body, ord)
+     ), event AS (
        INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       SELECT id, merchant_id, subscription_id, type, version, occurred_at, body FROM input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
+       RETURNING id
      ), deliveries AS (
        INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version)
-       SELECT $2, ep.id, $1, $3, $5
-         FROM webhook_endpoints ep
-        WHERE ep.merchant_id = $2 AND ep.status = 'ENABLED'
-          AND (cardinality(ep.event_types) = 0 OR $4 = ANY (ep.event_types))
+       SELECT i.merchant_id, ep.id, i.id, i.subscription_id, i.version
+         FROM input i
+         JOIN event ON event.id = i.id
+         JOIN webhook_endpoints ep
+           ON ep.merchant_id = i.merchant_id AND ep.status = 'ENABLED'
+          AND (cardinality(ep.event_types) = 0 OR i.type = ANY (ep.event_types))
+        ORDER BY i.ord, ep.id
        ON CONFLICT (endpoint_id, event_id) DO NOTHING
        RETURNING 1
      ), notified AS (
        SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT 1 FROM deliveries LIMIT 1) AS any_delivery
      )
      SELECT (SELECT count(*) FROM deliveries)::int AS created, (SELECT count(*) FROM notified)::int AS notified`,
-    [event.id, event.merchantId, event.subscriptionId, event.type, event.version.toString(), event.occurredAtExact, event.body],
+    [columns.id, columns.merchantId, columns.subscriptionId, columns.type, columns.version, columns.occurredAt, columns.body],
   );
   return result.rows[0]?.created ?? 0;
 }

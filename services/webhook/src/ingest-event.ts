@@ -1,39 +1,75 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { type Logger, parseTraceparent, type Pool } from "@subdata/runtime";
-import { ingestEvent } from "./delivery-repository.ts";
+import { type Logger, parseTraceparent, type Pool, type PoolClient } from "@subdata/runtime";
+import { ingestEvents } from "./delivery-repository.ts";
 import { type RenderedEvent, renderEventBody } from "./event-body.ts";
-import type { ConsumedMessage, MessageDisposition } from "./event-consumer.ts";
+import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
+import { createIngestLock } from "./ingest-lock.ts";
 
 /**
- * Turns one consumed message into stored rows: decode, render the body once, store event and
- * deliveries. An undecodable event is poison (terminated, logged); a failure to store it is treated as
- * transient (redelivered later, in order), since losing an event is worse than waiting.
+ * Turns consumed messages into stored rows: decode, render each body once, and store a whole batch
+ * of events and their deliveries in one statement through the connection that holds the ingest lock
+ * (ingest-lock.ts). An undecodable event is poison (terminated on its own, logged) and does not fail
+ * its batch; a failure to store the batch is treated as transient (every message of it is handed back
+ * and comes again, in order), since losing an event is worse than waiting.
  */
 export function createEventIngester(deps: {
   pool: Pool;
   logger: Logger;
   storeRetryMs: number;
-  /** Called when deliveries were created, to start them without waiting for a poll. */
+  /** Called once per stored batch that created deliveries, to start them without waiting for a poll. */
   onDeliveries: () => void;
-}): (message: ConsumedMessage) => Promise<MessageDisposition> {
-  return async (message) => {
-    let event: RenderedEvent;
-    try {
-      event = renderEventBody(fromBinary(SubscriptionEventSchema, message.data));
-    } catch (error) {
-      return { kind: "term", reason: `undecodable subscription event: ${(error as Error).message}`.slice(0, 200) };
-    }
-    // The relay's trace id joins this event's log lines to the relay's.
-    const traceId = parseTraceparent(message.traceparent)?.traceId;
-    try {
-      const created = await ingestEvent(deps.pool, event);
-      if (created > 0) deps.onDeliveries();
-      deps.logger.debug({ eventId: event.id, seq: message.seq, deliveries: created, traceId }, "event stored");
-      return { kind: "ack" };
-    } catch (error) {
-      deps.logger.warn({ err: error, eventId: event.id, seq: message.seq, traceId }, "could not store event; it will be redelivered");
-      return { kind: "nak", delayMs: deps.storeRetryMs };
-    }
+  /** How often a standby replica tries to take over the ingest lock. Default 1 s. */
+  lockRetryMs?: number;
+}): EventIngester {
+  const lock = createIngestLock({ pool: deps.pool, logger: deps.logger, retryMs: deps.lockRetryMs ?? 1_000 });
+  return {
+    async lead(name, signal): Promise<IngestSession | undefined> {
+      const held = await lock.acquire(name, signal);
+      if (!held) return undefined;
+      return {
+        store: (messages) => storeBatch(held.client, messages),
+        lost: held.lost,
+        confirm: held.confirm,
+        release: held.release,
+      };
+    },
   };
+
+  async function storeBatch(client: PoolClient, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
+    const dispositions: MessageDisposition[] = new Array(messages.length);
+    const events: RenderedEvent[] = [];
+    const stored: number[] = [];
+    const seen = new Set<string>();
+    messages.forEach((message, index) => {
+      let event: RenderedEvent;
+      try {
+        event = renderEventBody(fromBinary(SubscriptionEventSchema, message.data));
+      } catch (error) {
+        dispositions[index] = { kind: "term", reason: `undecodable subscription event: ${(error as Error).message}`.slice(0, 200) };
+        return;
+      }
+      stored.push(index);
+      // A message redelivered while its first copy waits in the same batch is stored once.
+      if (seen.has(event.id)) return;
+      seen.add(event.id);
+      events.push(event);
+    });
+    if (stored.length === 0) return dispositions;
+    const first = messages[stored[0]!]!;
+    const last = messages[stored[stored.length - 1]!]!;
+    const range = { firstSeq: first.seq, lastSeq: last.seq, events: events.length };
+    try {
+      const created = await ingestEvents(client, events);
+      if (created > 0) deps.onDeliveries();
+      deps.logger.debug({ ...range, deliveries: created }, "event batch stored");
+      for (const index of stored) dispositions[index] = { kind: "ack" };
+    } catch (error) {
+      // The relay's trace ids join these log lines to the relay's.
+      const traceIds = stored.slice(0, 10).map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId).filter(Boolean);
+      deps.logger.warn({ err: error, ...range, traceIds }, "could not store event batch; it will be redelivered in order");
+      for (const index of stored) dispositions[index] = { kind: "nak", delayMs: deps.storeRetryMs };
+    }
+    return dispositions;
+  }
 }

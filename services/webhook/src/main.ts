@@ -16,7 +16,8 @@ const pool = createPool({
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-webhook",
 });
-const { logger, metrics, trace } = createProcessObservability({ service: "webhook", logLevel: config.LOG_LEVEL, pool });
+const observability = createProcessObservability({ service: "webhook", logLevel: config.LOG_LEVEL, pool, env: process.env });
+const { logger, metrics, trace, spans } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const secretBox = createSecretBox(config.SUBDATA_WEBHOOK_SECRET_KEY);
 const health = createHealthState();
@@ -35,7 +36,7 @@ const server = createWebhookServer({
   // Until the pipeline runs, scheduled rows simply wait in Postgres for it.
   pipeline: { wake: () => pipeline?.wake() },
   health,
-  observability: { metrics, trace },
+  observability: { metrics, trace, spans },
 });
 const pipelineSettings = deliveryPipelineSettings(config);
 const onAttempt = createDeliveryMetrics(metrics);
@@ -54,6 +55,7 @@ handleShutdown({
     { name: "nats", run: () => nats?.drain() },
     { name: "pool", run: () => pool.end() },
     { name: "metrics", run: () => metricsServer.close() },
+    { name: "traces", run: () => observability.close() },
   ],
 });
 

@@ -1,0 +1,97 @@
+import { Writable } from "node:stream";
+import { createHealthState, createLogger, createMetrics, createTraceScope, type HealthState, type Registry } from "@subdata/runtime";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createApiKeyCache } from "./api-key-cache.ts";
+import { loadGatewayConfig } from "./config.ts";
+import { createGateway, type Gateway } from "./server.ts";
+import { createFakeUpstreams, type FakeUpstreams } from "./test-support/fake-upstreams.ts";
+import { KEY, KEY_ID, MERCHANT } from "./test-support/test-gateway.ts";
+
+let gateway: Gateway;
+let fake: FakeUpstreams;
+let metrics: Registry;
+let health: HealthState;
+let logs: string[];
+
+beforeEach(() => {
+  logs = [];
+  const trace = createTraceScope();
+  const logger = createLogger({
+    name: "gateway",
+    level: "debug",
+    context: trace.logFields,
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  fake = createFakeUpstreams();
+  fake.keys.set(KEY, { apiKeyId: KEY_ID, merchantId: MERCHANT });
+  const apiKeyCache = createApiKeyCache({ ttlMs: 60_000, maxEntries: 100, now: Date.now });
+  apiKeyCache.setTrusted(true);
+  metrics = createMetrics({ service: "gateway", defaultMetrics: false });
+  health = createHealthState();
+  gateway = createGateway({
+    clients: fake.clients,
+    logger,
+    config: loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: "t".repeat(32) }),
+    apiKeyCache,
+    metrics,
+    trace,
+    health,
+  });
+});
+
+describe("probes", () => {
+  it("answers /livez always and /readyz until the process stops serving, without a key", async () => {
+    expect((await gateway.inject({ url: "/livez" })).statusCode).toBe(200);
+    expect((await gateway.inject({ url: "/readyz" })).statusCode).toBe(200);
+    health.setServing(false);
+    const notReady = await gateway.inject({ url: "/readyz" });
+    expect(notReady.statusCode).toBe(503);
+    expect(notReady.headers["cache-control"]).toBe("no-store");
+    expect((await gateway.inject({ url: "/livez" })).statusCode).toBe(200);
+  });
+});
+
+describe("metrics", () => {
+  it("counts and times requests by method, route template and status", async () => {
+    await gateway.inject({ url: "/api/v1/subscriptions/sub_x", headers: { authorization: `Bearer ${KEY}` } });
+    await gateway.inject({ url: "/api/v1/subscriptions", headers: { authorization: `Bearer ${KEY}` } });
+    await gateway.inject({ url: "/api/v1/subscriptions" });
+    await gateway.inject({ url: "/nowhere/at/all" });
+    const requests = (await metrics.getSingleMetric("subdata_http_requests_total")!.get()).values.map((value) => ({
+      ...value.labels,
+      value: value.value,
+    }));
+    expect(requests).toEqual(
+      expect.arrayContaining([
+        { method: "GET", route: "/v1/subscriptions/{id}", status: "404", value: 1 },
+        { method: "GET", route: "/v1/subscriptions", status: "200", value: 1 },
+        { method: "GET", route: "/v1/subscriptions", status: "401", value: 1 },
+        { method: "GET", route: "unmatched", status: "404", value: 1 },
+      ]),
+    );
+    const text = await metrics.metrics();
+    expect(text).toContain("subdata_http_request_duration_seconds_bucket");
+  });
+});
+
+describe("logs", () => {
+  it("carry the request id and the caller's trace on every line of a request, and never the key", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const response = await gateway.inject({
+      url: "/api/v1/subscriptions",
+      headers: { authorization: `Bearer ${KEY}`, traceparent: `00-${traceId}-00f067aa0ba902b7-01`, "request-id": "req_spoofed" },
+    });
+    const requestId = response.headers["request-id"];
+    expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
+    const lines = logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === requestId);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).toMatchObject({ reqId: requestId, requestId, traceId });
+    expect(logs.join("")).not.toContain(KEY);
+    expect(logs.join("")).not.toContain("req_spoofed");
+  });
+});

@@ -1,0 +1,78 @@
+import { Code, ConnectError, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { limitConcurrency } from "./upstream-limit.ts";
+
+/** A call whose completion the test controls. */
+function deferred() {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+function harness(maxInFlight: number) {
+  const started: string[] = [];
+  const pending = new Map<string, ReturnType<typeof deferred>>();
+  const next = async (request: UnaryRequest): Promise<UnaryResponse> => {
+    const name = request.header.get("name")!;
+    started.push(name);
+    const call = deferred();
+    pending.set(name, call);
+    await call.promise;
+    return { message: name } as unknown as UnaryResponse;
+  };
+  const call = limitConcurrency(maxInFlight)(next as never) as (request: UnaryRequest) => Promise<UnaryResponse>;
+  const request = (name: string, signal = new AbortController().signal) =>
+    call({ header: new Headers({ name }), signal } as unknown as UnaryRequest);
+  return { started, pending, request };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("limitConcurrency", () => {
+  it("admits up to the bound and then one waiting call per finished call, in arrival order", async () => {
+    const { started, pending, request } = harness(2);
+    const settled = Promise.allSettled(["a", "b", "c", "d"].map((name) => request(name)));
+    await turn();
+    expect(started).toEqual(["a", "b"]);
+    pending.get("b")!.resolve();
+    await turn();
+    expect(started).toEqual(["a", "b", "c"]);
+    pending.get("a")!.reject(new ConnectError("boom", Code.Internal));
+    await turn();
+    expect(started).toEqual(["a", "b", "c", "d"]);
+    pending.get("c")!.resolve();
+    pending.get("d")!.resolve();
+    const results = await settled;
+    expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled", "fulfilled"]);
+  });
+
+  it("gives up a waiting call when its signal aborts, without starting it or losing its slot", async () => {
+    const { started, pending, request } = harness(1);
+    const first = request("a");
+    const deadline = new AbortController();
+    const waiting = request("b", deadline.signal);
+    const third = request("c");
+    await turn();
+    deadline.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+    await expect(waiting).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+    pending.get("a")!.resolve();
+    await turn();
+    expect(started).toEqual(["a", "c"]);
+    pending.get("c")!.resolve();
+    await Promise.all([first, third]);
+    // The bound still holds: one at a time.
+    const fourth = request("d");
+    const fifth = request("e");
+    await turn();
+    expect(started).toEqual(["a", "c", "d"]);
+    pending.get("d")!.resolve();
+    await turn();
+    pending.get("e")!.resolve();
+    await Promise.all([fourth, fifth]);
+  });
+
+  it("refuses a bound that is not a positive integer", () => {
+    expect(() => limitConcurrency(0)).toThrow();
+  });
+});
