@@ -5,3 +5,4 @@ export { createOpenApiDocument } from "./openapi.ts";
 export { API_KEY_REVOKED_SUBJECT, createRevocationListener, type RevocationListener } from "./revocation-listener.ts";
 export { API_PREFIX, createGateway, type Clock, type Gateway, type GatewayClients, type GatewayDeps, type GatewaySettings } from "./server.ts";
 export { createUpstreamClients, type UpstreamClients } from "./upstream-clients.ts";
+export { LIVENESS_PATH, READINESS_PATH, registerHttpMetrics, registerProbes, routeLabel, traceRequests } from "./observability.ts";

@@ -11,7 +11,7 @@ export interface ScenarioFigures {
   delivered: number;
   /** 2xx receipts beyond the first of the same webhook-id. */
   duplicates: number;
-  /** Owed deliveries that ended in a durable, visible failure (410, retries exhausted). */
+  /** Owed deliveries durably accounted for without a 2xx: FAILED/CANCELLED, or held for a disabled endpoint. */
   recordedFailed: number;
   lost: number;
   /** 200 responses served. */
@@ -96,7 +96,7 @@ export async function figures(
 }
 
 export function renderTable(rows: readonly ScenarioFigures[]): string {
-  const header = ["scenario", "events produced", "delivered", "duplicates", "failed (recorded)", "lost", "requests (200)", "audited", "unaudited", "non-200 with data"];
+  const header = ["scenario", "events produced", "delivered", "duplicates", "failed/held (recorded)", "lost", "requests (200)", "audited", "unaudited", "non-200 with data"];
   const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
   for (const row of rows) {
     lines.push(

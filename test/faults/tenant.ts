@@ -68,11 +68,19 @@ export async function outboxIds(stack: FaultStack, merchantId: string): Promise<
   return result.rows.map((row) => row.id);
 }
 
-/** (event, endpoint) pairs that ended in a durable, visible failure: FAILED/CANCELLED, or held on a disabled endpoint. */
+/**
+ * (event, endpoint) pairs that are durably accounted for without a 2xx: a delivery FAILED or
+ * CANCELLED, or an event stored (webhook_events, replayable) while its endpoint is disabled (a
+ * disabled endpoint is owed no new deliveries; ReplayEvents sends them once it is enabled again).
+ */
 export async function recordedFailures(stack: FaultStack, merchantId: string): Promise<Set<string>> {
   const result = await stack.admin.query<{ event_id: string; endpoint_id: string }>(
-    `SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.merchant_id = $1 AND (d.status IN ('FAILED', 'CANCELLED') OR (d.status = 'PENDING' AND e.status = 'DISABLED'))`,
+    `SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d
+      WHERE d.merchant_id = $1 AND d.status IN ('FAILED', 'CANCELLED')
+     UNION
+     SELECT e.id, w.id FROM webhook_events e JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id
+      WHERE e.merchant_id = $1 AND w.status = 'DISABLED'
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.event_id = e.id AND d.status = 'SUCCEEDED')`,
     [merchantId],
   );
   return new Set(result.rows.map((row) => `${row.event_id}|${row.endpoint_id}`));

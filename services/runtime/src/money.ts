@@ -13,10 +13,13 @@ export interface PublicMoney {
  * emitting an amount with guessed digits would misstate money.
  */
 export function minorUnitDigits(currencyCode: string): number {
-  const record = currencyCodes.code(currencyCode);
-  if (!record) throw new Error(`unknown ISO 4217 currency ${JSON.stringify(currencyCode)}`);
-  return record.digits;
+  const digits = DIGITS_BY_CODE.get(currencyCode) ?? DIGITS_BY_CODE.get(currencyCode.toUpperCase());
+  if (digits === undefined) throw new Error(`unknown ISO 4217 currency ${JSON.stringify(currencyCode)}`);
+  return digits;
 }
+
+/** currency-codes' list keyed by code: its code() scans the whole list on every call (every money field rendered). */
+const DIGITS_BY_CODE: ReadonlyMap<string, number> = new Map(currencyCodes.data.map((record) => [record.code, record.digits]));
 
 /** Integer minor units → exact decimal string ("1999" USD → "19.99", "1500" JPY → "1500", "1250" KWD → "1.250"). */
 export function formatMinorUnits(amountMinor: bigint, currencyCode: string): string {

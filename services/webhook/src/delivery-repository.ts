@@ -1,4 +1,5 @@
 import type { Logger, Pool, PoolClient } from "@subdata/runtime";
+import type { ClientBase } from "pg";
 import type { AttemptResult } from "./deliver-webhook.ts";
 import type { RenderedEvent } from "./event-body.ts";
 
@@ -11,8 +12,8 @@ import type { RenderedEvent } from "./event-body.ts";
 
 export const DELIVERY_CHANNEL = "subdata_webhook_delivery";
 
-/** A pool, or one connection of it (the ingest leader writes through the connection holding its lock). */
-export type Queryable = Pool | PoolClient;
+/** A pool, or one connection (the ingest leader writes through the connection holding its lock). */
+export type Queryable = Pool | ClientBase;
 
 /**
  * Stores the event body and one delivery per enabled endpoint of the merchant that wants this type,

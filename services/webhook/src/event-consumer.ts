@@ -108,7 +108,8 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     if (rewindTo === undefined) {
       try {
         const info = await jsm.consumers.info(stream, consumerName);
-        rewindTo = info.ack_floor.stream_seq + 1;
+        // The floor stays 0 until the first ack after a rewind: then start where the last rewind did.
+        rewindTo = Math.max(info.ack_floor.stream_seq + 1, info.config.opt_start_seq ?? 1);
         await jsm.consumers.delete(stream, consumerName);
       } catch (error) {
         if (!isNotFound(error)) throw error;

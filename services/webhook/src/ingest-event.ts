@@ -1,6 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { type Logger, parseTraceparent, type Pool, type PoolClient } from "@subdata/runtime";
+import { type Logger, parseTraceparent, type Pool } from "@subdata/runtime";
+import type { ClientBase } from "pg";
 import { ingestEvents } from "./delivery-repository.ts";
 import { type RenderedEvent, renderEventBody } from "./event-body.ts";
 import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
@@ -36,7 +37,7 @@ export function createEventIngester(deps: {
     },
   };
 
-  async function storeBatch(client: PoolClient, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
+  async function storeBatch(client: ClientBase, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
     const dispositions: MessageDisposition[] = new Array(messages.length);
     const events: RenderedEvent[] = [];
     const stored: number[] = [];

@@ -1,23 +1,28 @@
-import type { Logger, Pool, PoolClient } from "@subdata/runtime";
+import type { Logger, Pool } from "@subdata/runtime";
+import pg from "pg";
 import { sleep } from "./relay-backoff.ts";
 
 /**
- * The ingest leader's lock: a session-level Postgres advisory lock held on one dedicated connection
- * of the pool. Only the replica holding it consumes events, so batches are stored in stream order
- * whatever the number of replicas. The batches are written through that same connection, which
- * fences a replica that lost the lock: once its connection is gone its writes cannot commit, and the
- * lock is free only after its last commit finished. Postgres releases the lock when the connection
- * drops (process killed, network lost), so a standby takes over at its next try.
+ * The ingest leader's lock: a session-level Postgres advisory lock. Only the replica holding it
+ * consumes events, so batches are stored in stream order whatever the number of replicas. The batches
+ * are written through the connection holding the lock, which fences a replica that lost it: once that
+ * connection is gone its writes cannot commit, and the lock is free only after its last commit
+ * finished. Postgres releases the lock when the connection drops (process killed, network lost), so a
+ * standby takes over at its next try.
+ *
+ * Each replica keeps one dedicated connection for this, opened with the pool's settings but outside
+ * the pool (DATABASE_POOL_MAX stays for claims, attempts and RPCs): a standby retries the lock on it,
+ * the leader holds the lock and writes on it.
  */
 
 export interface HeldLock {
   /** The connection holding the lock; write through it. */
-  client: PoolClient;
+  client: pg.ClientBase;
   /** Aborted when the connection holding the lock failed or closed: the lock is gone. */
   lost: AbortSignal;
   /** A round trip on the lock's connection: true while the lock is still held. */
   confirm(): Promise<boolean>;
-  /** Unlocks and returns the connection to the pool (or discards it if it failed). */
+  /** Closes the connection, which releases the lock. */
   release(): Promise<void>;
 }
 
@@ -26,39 +31,34 @@ export interface IngestLock {
   acquire(name: string, signal: AbortSignal): Promise<HeldLock | undefined>;
 }
 
-export function createIngestLock(deps: { pool: Pool; logger: Logger; retryMs: number }): IngestLock {
-  const { pool, logger } = deps;
+interface Connection {
+  client: pg.Client;
+  lost: AbortController;
+}
 
-  async function tryOnce(name: string): Promise<HeldLock | undefined> {
-    const client = await pool.connect();
+export function createIngestLock(deps: { pool: Pool; logger: Logger; retryMs: number }): IngestLock {
+  const { logger } = deps;
+
+  async function open(): Promise<Connection> {
+    const client = new pg.Client(deps.pool.options);
     const lost = new AbortController();
-    const onError = (error: Error) => {
-      if (!lost.signal.aborted) logger.warn({ err: error }, "ingest lock connection failed; the lock is lost");
+    // Without an error listener a dropped connection would crash the process.
+    client.on("error", (error) => {
+      if (!lost.signal.aborted) logger.warn({ err: error }, "ingest lock connection failed");
       lost.abort(error);
-    };
-    const onEnd = () => lost.abort(new Error("ingest lock connection closed"));
-    // A checked-out client without an error listener would crash the process when the server drops it.
-    client.on("error", onError);
-    client.on("end", onEnd);
-    const detach = () => {
-      client.off("error", onError);
-      client.off("end", onEnd);
-    };
-    let locked = false;
+    });
+    client.on("end", () => lost.abort(new Error("ingest lock connection closed")));
     try {
-      const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked", [name]);
-      locked = rows[0]?.locked === true;
+      await client.connect();
     } catch (error) {
-      detach();
-      client.release(error as Error);
+      await client.end().catch(() => {});
       throw error;
     }
-    if (!locked) {
-      detach();
-      client.release();
-      return undefined;
-    }
-    let released = false;
+    return { client, lost };
+  }
+
+  function held(connection: Connection): HeldLock {
+    const { client, lost } = connection;
     return {
       client,
       lost: lost.signal,
@@ -72,40 +72,35 @@ export function createIngestLock(deps: { pool: Pool; logger: Logger; retryMs: nu
         }
       },
       async release() {
-        if (released) return;
-        released = true;
-        if (lost.signal.aborted) {
-          detach();
-          client.release(true);
-          return;
-        }
-        try {
-          await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [name]);
-          detach();
-          client.release();
-        } catch (error) {
-          detach();
-          // Discarding the connection ends the session, which releases the lock all the same.
-          client.release(error as Error);
-        }
+        await client.end().catch(() => {});
       },
     };
   }
 
   return {
     async acquire(name, signal) {
-      let waitingLogged = false;
+      let connection: Connection | undefined;
+      let standingBy = false;
       while (!signal.aborted) {
         try {
-          const held = await tryOnce(name);
-          if (held) return held;
-          if (!waitingLogged) logger.info({ lock: name }, "another replica is ingesting events; standing by");
-          waitingLogged = true;
+          if (!connection || connection.lost.signal.aborted) {
+            await connection?.client.end().catch(() => {});
+            connection = undefined;
+            connection = await open();
+          }
+          const { rows } = await connection.client.query<{ locked: boolean }>(
+            "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked",
+            [name],
+          );
+          if (rows[0]?.locked === true) return held(connection);
+          if (!standingBy) logger.info({ lock: name }, "another replica is ingesting events; standing by");
+          standingBy = true;
         } catch (error) {
           logger.warn({ err: error, lock: name }, "could not try the ingest lock; retrying");
         }
         await sleep(deps.retryMs, signal);
       }
+      await connection?.client.end().catch(() => {});
       return undefined;
     },
   };
