@@ -92,6 +92,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     dataDir: join(options.repoRoot, ".subdata"),
     embeddedPostgresPort: 0,
     ports,
+    // Free ports: a bench stack must not clash with a dev stack or another run.
+    metricsPorts: { gateway: 0, query: 0, auth: 0, webhook: 0 },
     logLevel: options.logLevel,
     repoRoot: options.repoRoot,
   };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiLoad } from "./api-load.ts";
-import { startFaultProxy, type FaultProxy } from "./fault-proxy.ts";
+import { startFaultProxy, type FaultMode, type FaultProxy } from "./fault-proxy.ts";
 import { figures, outOfOrder, renderTable, settle, type ScenarioFigures } from "./ledger.ts";
 import { alwaysOk, startFaultReceiver, type Behaviour } from "./receiver.ts";
 import { writeReliabilityTable } from "./reliability-doc.ts";
@@ -25,6 +25,8 @@ interface ReceiverSetup {
   behaviour?: Behaviour;
   /** Put a fault proxy between the webhook service and this receiver. */
   proxied?: boolean;
+  /** The proxy's mode from the start (before the tenant's first events exist). */
+  proxyMode?: FaultMode;
 }
 
 interface ScenarioContext {
@@ -51,6 +53,7 @@ async function scenario(name: string, options: ScenarioOptions): Promise<Scenari
     receivers.push(receiver);
     if (setup.proxied) {
       const proxy = await startFaultProxy({ host: "127.0.0.1", port: receiver.port });
+      if (setup.proxyMode) await proxy.set(setup.proxyMode);
       proxies.push(proxy);
       urls.push(`http://${proxy.address}/hook`);
     } else {
@@ -251,9 +254,8 @@ describe("fault suite", () => {
   faultTest("one endpoint down for a long burst while another endpoint's deliveries stay on time", async () => {
     await scenario("endpoint A down (refused) for the burst; B on time", {
       subscriptions: 10,
-      receivers: [{ proxied: true }, {}],
+      receivers: [{ proxied: true, proxyMode: { kind: "refuse" } }, {}],
       async act({ tenant, receivers, proxies }) {
-        await proxies[0]!.set({ kind: "refuse" });
         await produceChanges(stack, tenant, 60);
         // B gets everything while A is still refusing: A's retries do not hold B's deliveries back.
         const owed = async () => (await stack.admin.query("SELECT count(*)::int AS n FROM event_outbox WHERE merchant_id = $1", [tenant.merchantId])).rows[0].n as number;

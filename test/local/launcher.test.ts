@@ -86,7 +86,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
   });
 
   it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", async () => {
-    const ports = { QUERY_PORT: await freePort(), AUTH_PORT: await freePort(), WEBHOOK_PORT: await freePort(), RELAY_HEALTH_PORT: await freePort(), GATEWAY_PORT: await freePort() };
+    const ports = { QUERY_PORT: await freePort(), AUTH_PORT: await freePort(), WEBHOOK_PORT: await freePort(), RELAY_HEALTH_PORT: await freePort(), GATEWAY_PORT: await freePort(), GATEWAY_METRICS_PORT: "0", QUERY_METRICS_PORT: "0", AUTH_METRICS_PORT: "0", WEBHOOK_METRICS_PORT: "0" };
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: databaseUrl.toString(),

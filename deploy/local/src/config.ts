@@ -18,6 +18,11 @@ export const localConfigShape = {
   WEBHOOK_PORT: env.port(8093),
   /** The outbox relay serves no RPC, only HTTP /healthz and /readyz. */
   RELAY_HEALTH_PORT: env.port(8094),
+  /** Prometheus /metrics of each service (the relay serves it on its health port). 0 picks a free port. */
+  GATEWAY_METRICS_PORT: env.port(9080),
+  QUERY_METRICS_PORT: env.port(9091),
+  AUTH_METRICS_PORT: env.port(9092),
+  WEBHOOK_METRICS_PORT: env.port(9093),
   LOG_LEVEL: env.logLevel(),
 };
 
@@ -28,6 +33,7 @@ export interface LocalConfig {
   dataDir: string;
   embeddedPostgresPort: number;
   ports: { gateway: number; query: number; auth: number; webhook: number; relayHealth: number };
+  metricsPorts: { gateway: number; query: number; auth: number; webhook: number };
   logLevel: string;
   /** The repository root: entry files and the default data dir are resolved from it. */
   repoRoot: string;
@@ -43,6 +49,12 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
     dataDir,
     embeddedPostgresPort: config.EMBEDDED_POSTGRES_PORT,
     ports: { gateway: config.GATEWAY_PORT, query: config.QUERY_PORT, auth: config.AUTH_PORT, webhook: config.WEBHOOK_PORT, relayHealth: config.RELAY_HEALTH_PORT },
+    metricsPorts: {
+      gateway: config.GATEWAY_METRICS_PORT,
+      query: config.QUERY_METRICS_PORT,
+      auth: config.AUTH_METRICS_PORT,
+      webhook: config.WEBHOOK_METRICS_PORT,
+    },
     logLevel: config.LOG_LEVEL,
     repoRoot,
   };

@@ -73,7 +73,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       port: config.ports.query,
       readiness: { kind: "grpc-health" },
       needsNats: false,
-      env: { ...common(config.ports.query), DATABASE_URL: roleUrls.query },
+      env: { ...common(config.ports.query), METRICS_PORT: String(config.metricsPorts.query), DATABASE_URL: roleUrls.query },
     },
     {
       name: "auth",
@@ -81,7 +81,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       port: config.ports.auth,
       readiness: { kind: "grpc-health" },
       needsNats: false,
-      env: { ...common(config.ports.auth), DATABASE_URL: roleUrls.auth },
+      env: { ...common(config.ports.auth), METRICS_PORT: String(config.metricsPorts.auth), DATABASE_URL: roleUrls.auth },
     },
     {
       name: "webhook",
@@ -89,7 +89,12 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       port: config.ports.webhook,
       readiness: { kind: "grpc-health" },
       needsNats: true,
-      env: { ...common(config.ports.webhook), DATABASE_URL: roleUrls.webhook, ...webhookOnly },
+      env: {
+        ...common(config.ports.webhook),
+        METRICS_PORT: String(config.metricsPorts.webhook),
+        DATABASE_URL: roleUrls.webhook,
+        ...webhookOnly,
+      },
     },
     {
       name: "relay",
@@ -109,10 +114,10 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       name: "gateway",
       entry: "gateway/src/main.ts",
       port: config.ports.gateway,
-      // Any answer below 500 on a public, unauthenticated route: the edge is up and routing.
-      readiness: { kind: "http", path: "/api/v1/openapi.json" },
+      readiness: { kind: "http", path: "/readyz" },
       needsNats: false,
-      env: common(config.ports.gateway),
+      // No shutdown pause locally: nothing balances load here, and Ctrl-C should be quick.
+      env: { ...common(config.ports.gateway), METRICS_PORT: String(config.metricsPorts.gateway), SUBDATA_SHUTDOWN_DELAY_MS: "0" },
     },
   ];
 }
