@@ -1,13 +1,4 @@
-import {
-  createHealthState,
-  createLogger,
-  createMetrics,
-  createTraceScope,
-  handleShutdown,
-  sendTraceContext,
-  spanExporterFromEnv,
-  startMetricsServer,
-} from "@subdata/runtime";
+import { createHealthState, createLogger, createMetrics, createTraceScope, handleShutdown, loadConfigOrExit, sendTraceContext, spanExporterFromEnv, startMetricsServer } from "@subdata/runtime";
 import { createApiKeyCache } from "./api-key-cache.ts";
 import { loadGatewayConfig } from "./config.ts";
 import { createRevocationListener } from "./revocation-listener.ts";
@@ -15,7 +6,7 @@ import { createGateway } from "./server.ts";
 import { createUpstreamClients } from "./upstream-clients.ts";
 
 // Wiring only: config → upstream clients, key cache + revocation listener, gateway; SIGTERM drains.
-const config = loadGatewayConfig(process.env);
+const config = loadConfigOrExit("subdata-gateway", () => loadGatewayConfig(process.env));
 const trace = createTraceScope();
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL, context: trace.logFields });
 const metrics = createMetrics({ service: "gateway" });

@@ -1,4 +1,4 @@
-import { createHealthState, createPool, createProcessObservability, handleShutdown, startMetricsServer } from "@subdata/runtime";
+import { createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
 import { createAuditFlushMetrics } from "./audit-metrics.ts";
 import { loadAuthConfig } from "./config.ts";
 import { createAuthDependencies } from "./dependencies.ts";
@@ -6,7 +6,7 @@ import { createNatsRevocationPublisher } from "./revocation-publisher.ts";
 import { createAuthServer } from "./server.ts";
 
 // Wiring only: config → pool, NATS publisher, dependencies, server; SIGTERM drains in reverse.
-const config = loadAuthConfig(process.env);
+const config = loadConfigOrExit("subdata-auth", () => loadAuthConfig(process.env));
 const pool = createPool({
   connectionString: config.DATABASE_URL,
   max: config.DATABASE_POOL_MAX,

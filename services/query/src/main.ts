@@ -1,9 +1,9 @@
-import { createHealthState, createPool, createProcessObservability, handleShutdown, startMetricsServer } from "@subdata/runtime";
+import { createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
 import { loadQueryConfig } from "./config.ts";
 import { createQueryServer } from "./server.ts";
 
 // Wiring only: config → read-only pool → server → listen; SIGTERM drains in order.
-const config = loadQueryConfig(process.env);
+const config = loadConfigOrExit("subdata-query", () => loadQueryConfig(process.env));
 const pool = createPool({
   connectionString: config.DATABASE_URL,
   max: config.DATABASE_POOL_MAX,

@@ -28,6 +28,20 @@ export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.Proces
   return Object.freeze(result.data);
 }
 
+/**
+ * For main.ts: runs the config loader and, on a ConfigError, prints the problems (variable names, never
+ * values) and exits 1 — an operator needs the list, not a stack trace. Other errors propagate.
+ */
+export function loadConfigOrExit<T>(process_: string, load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${process_}: ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
 /** Reusable variable parsers, so every service reads the same variable the same way. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),

@@ -1,4 +1,4 @@
-export { ConfigError, env, loadConfig } from "./config.ts";
+export { ConfigError, env, loadConfig, loadConfigOrExit } from "./config.ts";
 export {
   createConnectServer,
   http2Settings,

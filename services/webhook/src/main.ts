@@ -1,4 +1,4 @@
-import { createHealthState, createPool, createProcessObservability, handleShutdown, startMetricsServer } from "@subdata/runtime";
+import { createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
 import { registerConsumerMetrics } from "./consumer-metrics.ts";
 import { createDeliveryMetrics } from "./delivery-metrics.ts";
@@ -9,7 +9,7 @@ import { createSecretBox } from "./secret-box.ts";
 import { createWebhookServer } from "./server.ts";
 
 // Wiring only: config → pool, secret box → RPC server; then NATS → delivery pipeline. SIGTERM drains in order.
-const config = loadWebhookConfig(process.env);
+const config = loadConfigOrExit("subdata-webhook", () => loadWebhookConfig(process.env));
 const pool = createPool({
   connectionString: config.DATABASE_URL,
   max: config.DATABASE_POOL_MAX,

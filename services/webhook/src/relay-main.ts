@@ -1,4 +1,4 @@
-import { createPool, createProcessObservability, handleShutdown } from "@subdata/runtime";
+import { createPool, createProcessObservability, handleShutdown, loadConfigOrExit } from "@subdata/runtime";
 import { connectNats, createEventPublisher, ensureEventStream } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
 import { createOutboxRepository } from "./outbox-repository.ts";
@@ -10,7 +10,7 @@ import { createRelay } from "./relay.ts";
 
 // The outbox relay process: wiring only.
 
-const config = loadRelayConfig(process.env);
+const config = loadConfigOrExit("subdata-relay", () => loadRelayConfig(process.env));
 const streamSettings = {
   stream: config.SUBDATA_EVENTS_STREAM,
   subjectPrefix: config.SUBDATA_EVENTS_SUBJECT_PREFIX,

@@ -1,0 +1,45 @@
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { ConfigError, env, loadConfig } from "./config.ts";
+
+const shape = { PORT: env.port(8080), SUBDATA_SERVICE_TOKEN: env.secret(), DATABASE_URL: env.databaseUrl() };
+
+describe("loadConfig", () => {
+  it("names every bad variable, without its value", () => {
+    try {
+      loadConfig(shape, { PORT: "http", SUBDATA_SERVICE_TOKEN: "hunter2" });
+      expect.fail("expected a ConfigError");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as ConfigError).message;
+      expect(message).toContain("PORT is invalid");
+      expect(message).toContain("SUBDATA_SERVICE_TOKEN is invalid: must be at least 32 characters");
+      expect(message).toContain("DATABASE_URL is not set");
+      expect(message).not.toContain("hunter2");
+    }
+  });
+
+  it("returns typed, frozen values with defaults", () => {
+    const config = loadConfig(shape, { SUBDATA_SERVICE_TOKEN: "x".repeat(32), DATABASE_URL: "postgres://localhost/db" });
+    expect(config.PORT).toBe(8080);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("makes a service exit 1 with the list of problems and no stack trace", () => {
+    const script = `import { loadConfigOrExit, loadConfig, env } from "./services/runtime/src/config.ts";
+      loadConfigOrExit("subdata-test", () => loadConfig({ SUBDATA_SERVICE_TOKEN: env.secret() }, {}));`;
+    let stderr = "";
+    let status: number | null = 0;
+    try {
+      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: "pipe" });
+    } catch (error) {
+      const failure = error as { status: number | null; stderr: Buffer };
+      status = failure.status;
+      stderr = failure.stderr.toString();
+    }
+    expect(status).toBe(1);
+    expect(stderr).toContain("subdata-test: invalid configuration");
+    expect(stderr).toContain("SUBDATA_SERVICE_TOKEN is not set");
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
