@@ -23,6 +23,17 @@ describe.each(overlayNames)("the %s overlay", (overlay) => {
     expect(workloads.filter((workload) => workload.kind === "Job").map((workload) => workload.name)).toEqual(["subdata-migrate"]);
   });
 
+  it("announces every long-lived process's /metrics port to Prometheus, on a port the container opens", () => {
+    for (const workload of deployments) {
+      const template = (workload.object.spec as { template: { metadata?: { annotations?: Record<string, string> } } }).template;
+      const annotations = template.metadata?.annotations ?? {};
+      expect(annotations["prometheus.io/scrape"], workload.name).toBe("true");
+      expect(annotations["prometheus.io/path"], workload.name).toBe("/metrics");
+      const opened = workload.containers.flatMap((container) => (container.ports ?? []).map((port) => String(port.containerPort)));
+      expect(opened, workload.name).toContain(annotations["prometheus.io/port"]);
+    }
+  });
+
   it("gives every long-lived container startup, readiness and liveness probes", () => {
     const missing = deployments.flatMap((workload) =>
       workload.containers.flatMap((container) =>
@@ -159,16 +170,31 @@ describe.each(overlayNames)("the %s overlay", (overlay) => {
         .flatMap((rule) =>
           rule.from === undefined
             ? ["anyone"]
-            : rule.from.map((peer) => (peer.ipBlock ? `nodes:${peer.ipBlock.cidr}` : labelsText(peer.podSelector?.matchLabels))),
+            : rule.from.map((peer) =>
+                peer.ipBlock
+                  ? `nodes:${peer.ipBlock.cidr}`
+                  : peer.namespaceSelector
+                    ? `scraper:${labelsText(peer.namespaceSelector.matchLabels)}`
+                    : labelsText(peer.podSelector?.matchLabels),
+              ),
         );
     };
+    // The scraper (the monitoring namespace) reaches only the metrics ports, never the service ports.
+    const metricsPorts = [8094, 9080, 9091, 9092, 9093];
+    for (const policy of policies) {
+      for (const rule of policy.spec?.ingress ?? []) {
+        if (!(rule.from ?? []).some((peer) => peer.namespaceSelector)) continue;
+        expect((rule.ports ?? []).map((port) => port.port).sort(), policy.metadata?.name).toEqual(metricsPorts);
+      }
+    }
+    const internal = (peer: string) => !peer.startsWith("nodes:") && !peer.startsWith("scraper:");
     const gateway = labelsText({ "app.kubernetes.io/name": "subdata", "app.kubernetes.io/component": "gateway" });
     const admin = labelsText({ "subdata/admin-client": "true" });
-    expect(ingressFrom("query").filter((peer) => !peer.startsWith("nodes:"))).toEqual([gateway]);
-    expect(ingressFrom("auth").filter((peer) => !peer.startsWith("nodes:")).sort()).toEqual([gateway, admin].sort());
-    expect(ingressFrom("webhook").filter((peer) => !peer.startsWith("nodes:"))).toEqual([admin]);
+    expect(ingressFrom("query").filter(internal)).toEqual([gateway]);
+    expect(ingressFrom("auth").filter(internal).sort()).toEqual([gateway, admin].sort());
+    expect(ingressFrom("webhook").filter(internal)).toEqual([admin]);
     expect(ingressFrom("gateway")).toContain("anyone");
-    expect(ingressFrom("relay").every((peer) => peer.startsWith("nodes:"))).toBe(true);
+    expect(ingressFrom("relay").filter(internal)).toEqual([]);
   });
 
   it("scales the gateway, query and webhook Deployments with HorizontalPodAutoscalers that target them", () => {

@@ -14,7 +14,8 @@ import {
 
 /**
  * The OpenAPI 3.1 document served at /api/v1/openapi.json, built from the very schema objects the
- * routes validate and serialise with (schemas.ts), so it cannot drift from what the gateway returns.
+ * routes validate their query strings with (schemas.ts). Response bodies come pre-rendered from the
+ * query service; the live-response tests (test-support/openapi-validator.ts) hold them to this document.
  */
 
 const componentNameBySchema = new Map<unknown, string>(Object.entries(namedSchemas).map(([name, schema]) => [schema, name]));

@@ -2,24 +2,22 @@ import type { CallOptions, Client } from "@connectrpc/connect";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { renderCharge, renderOrder, renderSubscription } from "@subdata/runtime";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ProblemError } from "./problem.ts";
 import {
   getSubscriptionQuerySchema,
   listOrdersQuerySchema,
   listSubscriptionsQuerySchema,
-  orderListSchema,
   subscriptionIdPattern,
-  subscriptionListSchema,
-  subscriptionWithChargesSchema,
 } from "./schemas.ts";
 import "./request-context.ts";
 
 /**
  * The public read routes, the single registration point. Handlers translate query parameters to one
- * upstream RPC and render its answer with the shared public renderers; errors propagate to the error
- * handler (problem.ts). Registered inside the authenticated scope (server.ts).
+ * upstream RPC asking for the public rendering (render_public_json), and send the items the query
+ * service rendered as they came, inside the list envelope: the gateway neither decodes, nor renders,
+ * nor re-serialises them (docs/decisions.md). Errors propagate to the error handler (problem.ts).
+ * Registered inside the authenticated scope (server.ts).
  */
 
 export interface RoutesDeps {
@@ -42,11 +40,23 @@ interface ListQuery {
   cursor?: string;
 }
 
-function list<T extends { id: string }>(request: FastifyRequest, data: T[], nextPageToken: string) {
-  request.auditResources = { resourceIds: data.map((item) => item.id), resultCount: data.length };
+const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+const LIST_START = Buffer.from(`{"object":"list","data":`);
+
+/** Pre-rendered JSON from upstream; empty would be a query service that ignored render_public_json. */
+function requireRendered(json: Uint8Array, method: string): Uint8Array {
+  if (json.length === 0) throw new Error(`${method} answered without public_json (query service older than the gateway?)`);
+  return json;
+}
+
+/** The list envelope around the page's pre-rendered items, as bytes (the route serialiser never sees it). */
+function list(request: FastifyRequest, reply: FastifyReply, page: { publicJson: Uint8Array; publicIds: string[]; nextPageToken: string }, method: string) {
+  const data = requireRendered(page.publicJson, method);
+  request.auditResources = { resourceIds: page.publicIds, resultCount: page.publicIds.length };
   // The upstream page token is already HMAC-signed and bound to method, merchant and filter: pass it on.
-  const nextCursor = nextPageToken === "" ? null : nextPageToken;
-  return { object: "list" as const, data, has_more: nextCursor !== null, next_cursor: nextCursor };
+  const end = page.nextPageToken === "" ? `,"has_more":false,"next_cursor":null}` : `,"has_more":true,"next_cursor":${JSON.stringify(page.nextPageToken)}}`;
+  reply.type(JSON_CONTENT_TYPE);
+  return Buffer.concat([LIST_START, data, Buffer.from(end)]);
 }
 
 export function createRoutes(deps: RoutesDeps) {
@@ -63,9 +73,9 @@ export function createRoutes(deps: RoutesDeps) {
     api.route({
       method: READ_METHODS,
       url: "/subscriptions",
-        schema: { querystring: listSubscriptionsQuerySchema, response: { 200: subscriptionListSchema } },
+        schema: { querystring: listSubscriptionsQuerySchema },
         config: { auditRoute: "/v1/subscriptions", fieldNames: { page_size: "limit", page_token: "cursor", status: "status" } },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const query = request.query as ListQuery & { status?: keyof typeof SubscriptionStatus };
         const response = await deps.subscriptions.listSubscriptions(
           {
@@ -73,42 +83,45 @@ export function createRoutes(deps: RoutesDeps) {
             pageSize: query.limit,
             pageToken: query.cursor ?? "",
             status: query.status ? SubscriptionStatus[query.status] : SubscriptionStatus.UNSPECIFIED,
+            renderPublicJson: true,
           },
           callOptions(request),
         );
-        return list(request, response.subscriptions.map(renderSubscription), response.nextPageToken);
+        return list(request, reply, response, "ListSubscriptions");
       },
     });
 
     api.route({
       method: READ_METHODS,
       url: "/subscriptions/:id",
-        schema: { querystring: getSubscriptionQuerySchema, response: { 200: subscriptionWithChargesSchema } },
+        schema: { querystring: getSubscriptionQuerySchema },
         config: { auditRoute: "/v1/subscriptions/{id}", fieldNames: { subscription_id: "id" } },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const { id } = request.params as { id: string };
         request.auditResources = { resourceIds: [id], resultCount: 0 };
         // Malformed ids answer exactly like unknown ones, without an upstream call.
         if (!SUBSCRIPTION_ID.test(id)) throw new ProblemError("not_found");
         const response = await deps.subscriptions.getSubscription(
-          { merchantId: merchantOf(request), subscriptionId: id },
+          { merchantId: merchantOf(request), subscriptionId: id, renderPublicJson: true },
           callOptions(request),
         );
-        if (!response.subscription) throw new Error("GetSubscription answered without a subscription");
+        const subscription = requireRendered(response.publicJson, "GetSubscription");
         request.auditResources = { resourceIds: [id], resultCount: 1 };
-        return { ...renderSubscription(response.subscription), charges: response.charges.map(renderCharge) };
+        // Fastify sends a Uint8Array as it is (no copy, no serialiser).
+        reply.type(JSON_CONTENT_TYPE);
+        return subscription;
       },
     });
 
     api.route({
       method: READ_METHODS,
       url: "/orders",
-        schema: { querystring: listOrdersQuerySchema, response: { 200: orderListSchema } },
+        schema: { querystring: listOrdersQuerySchema },
         config: {
           auditRoute: "/v1/orders",
           fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
         },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const query = request.query as ListQuery & { subscription_id?: string };
         const response = await deps.orders.listOrders(
           {
@@ -116,10 +129,11 @@ export function createRoutes(deps: RoutesDeps) {
             pageSize: query.limit,
             pageToken: query.cursor ?? "",
             subscriptionId: query.subscription_id ?? "",
+            renderPublicJson: true,
           },
           callOptions(request),
         );
-        return list(request, response.orders.map(renderOrder), response.nextPageToken);
+        return list(request, reply, response, "ListOrders");
       },
     });
 

@@ -1,9 +1,11 @@
 import { problemCatalogue } from "./problem.ts";
 
 /**
- * Every JSON Schema of the public API, defined once: Fastify compiles them for validation (query
- * strings) and fast-json-stringify serialisers (responses), and openapi.ts publishes the same objects
- * as components (nested schemas become $refs by identity). Dialect: JSON Schema 2020-12 (OpenAPI 3.1).
+ * Every JSON Schema of the public API, defined once: Fastify compiles the query strings' for
+ * validation, and openapi.ts publishes all of them as components (nested schemas become $refs by
+ * identity). Response bodies are rendered by the query service (render_public_json), not serialised
+ * through these schemas; the live-response tests validate them against this document. Dialect: JSON
+ * Schema 2020-12 (OpenAPI 3.1).
  */
 
 export type JsonSchema = Record<string, unknown>;

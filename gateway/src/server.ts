@@ -101,8 +101,9 @@ function problemPayload(reply: FastifyReply, request: FastifyRequest, problem: P
 /**
  * The gateway as a Fastify instance, routes under /api/v1; never listens (main.ts does, tests inject).
  * Request lifecycle of an API route: onRequest (Request-Id, Cache-Control; then authenticate and rate
- * limit) → preValidation (repeated params, strict integers) → schema validation → handler → serialise
- * (fast-json-stringify) → onSend: audit record awaited (503 instead of the data if it fails) → gzip.
+ * limit) → preValidation (repeated params, strict integers) → schema validation → handler (the
+ * upstream's pre-rendered JSON in its envelope, as bytes) → onSend: audit record awaited (503 instead
+ * of the data if it fails) → gzip.
  */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { clients, config, logger } = deps;

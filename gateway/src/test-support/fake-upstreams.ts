@@ -18,14 +18,18 @@ import {
   type ListSubscriptionsRequest,
   SubscriptionService,
 } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { ErrorReason, errorWithReason, notFound } from "@subdata/runtime";
+import { ErrorReason, errorWithReason, notFound, renderCharge, renderOrder, renderSubscription } from "@subdata/runtime";
 import type { GatewayClients } from "../server.ts";
 
 /**
  * In-memory upstreams for unit tests (createRouterTransport, as connectrpc/examples-es mocks
  * ElizaService): a tiny auth service with a key table, an audit log in an array, and a query service
- * answering from arrays. Tests swap any handler through `behaviour`.
+ * answering from arrays. Tests swap any handler through `behaviour`. Asked for render_public_json (as
+ * the gateway always asks), the query fakes answer with the shared renderers' JSON, which is what the
+ * real query service must produce byte for byte (services/query/src/public-json.test.ts).
  */
+
+const json = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
 
 export interface FakeKey {
   apiKeyId: string;
@@ -158,13 +162,18 @@ export function createFakeUpstreams(): FakeUpstreams {
         const rows = fake.subscriptions.filter(
           (s) => s.merchantId === request.merchantId && (request.status === SubscriptionStatus.UNSPECIFIED || s.status === request.status),
         );
-        return { subscriptions: rows.slice(0, request.pageSize || 50), nextPageToken: fake.behaviour.nextPageToken ?? "" };
+        const page = rows.slice(0, request.pageSize || 50);
+        const nextPageToken = fake.behaviour.nextPageToken ?? "";
+        if (!request.renderPublicJson) return { subscriptions: page, nextPageToken };
+        return { publicJson: json(page.map(renderSubscription)), publicIds: page.map((s) => s.id), nextPageToken };
       },
       getSubscription(request) {
         if (fake.behaviour.queryError) throw fake.behaviour.queryError;
         const subscription = fake.subscriptions.find((s) => s.id === request.subscriptionId && s.merchantId === request.merchantId);
         if (!subscription) throw notFound("subscription");
-        return { subscription, charges: fake.charges.filter((c) => c.subscriptionId === subscription.id) };
+        const charges = fake.charges.filter((c) => c.subscriptionId === subscription.id);
+        if (!request.renderPublicJson) return { subscription, charges };
+        return { publicJson: json({ ...renderSubscription(subscription), charges: charges.map(renderCharge) }) };
       },
     });
     service(OrderService, {
@@ -174,7 +183,10 @@ export function createFakeUpstreams(): FakeUpstreams {
         const rows = fake.orders.filter(
           (o) => o.merchantId === request.merchantId && (request.subscriptionId === "" || o.subscriptionId === request.subscriptionId),
         );
-        return { orders: rows.slice(0, request.pageSize || 50), nextPageToken: fake.behaviour.nextPageToken ?? "" };
+        const page = rows.slice(0, request.pageSize || 50);
+        const nextPageToken = fake.behaviour.nextPageToken ?? "";
+        if (!request.renderPublicJson) return { orders: page, nextPageToken };
+        return { publicJson: json(page.map(renderOrder)), publicIds: page.map((o) => o.id), nextPageToken };
       },
     });
   });

@@ -6,6 +6,7 @@ import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
 import { orderMessage } from "./order-message.ts";
 import type { OrderRepository } from "./order-repository.ts";
 import { resolvePageSize } from "./page-size.ts";
+import { jsonArray, orderJson, utf8 } from "./public-json.ts";
 import { isIdWithPrefix, requireMerchantId } from "./request-fields.ts";
 
 export interface OrderServiceDeps {
@@ -31,10 +32,15 @@ export function createOrderService(deps: OrderServiceDeps): ServiceImpl<typeof O
       // A foreign or unknown subscription id simply matches no rows: merchant_id = $1 scopes them all.
       const rows = await deps.orders.list({ merchantId, subscriptionId, after, limit: pageSize + 1 });
       const { page, next } = splitPage(rows, pageSize);
-      return create(ListOrdersResponseSchema, {
-        orders: page.map(orderMessage),
-        nextPageToken: next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next)),
-      });
+      const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
+      if (request.renderPublicJson) {
+        return create(ListOrdersResponseSchema, {
+          publicJson: utf8(jsonArray(page, orderJson)),
+          publicIds: page.map((row) => row.id),
+          nextPageToken,
+        });
+      }
+      return create(ListOrdersResponseSchema, { orders: page.map(orderMessage), nextPageToken });
     },
   };
 }

@@ -10,24 +10,36 @@ import { chargeStatusFromDb, planIntervalFromDb, subscriptionStatusFromDb } from
 import { money } from "./money.ts";
 import type { ChargeRow, SubscriptionRow } from "./subscription-repository.ts";
 
-/** A subscription row (with its customer and plan) as the proto message. */
-export function subscriptionMessage(row: SubscriptionRow): Subscription {
+/** The joined customer and plan columns, refusing a row whose customer or plan is another merchant's. */
+export function requireOwnCustomerAndPlan(row: SubscriptionRow) {
   if (row.customer_email === null || row.customer_name === null) {
     throw new Error(`subscription ${row.id} references a customer of another merchant`);
   }
   if (row.plan_name === null || row.plan_interval === null || row.plan_interval_count === null) {
     throw new Error(`subscription ${row.id} references a plan of another merchant`);
   }
+  return {
+    customerEmail: row.customer_email,
+    customerName: row.customer_name,
+    planName: row.plan_name,
+    planInterval: row.plan_interval,
+    planIntervalCount: row.plan_interval_count,
+  };
+}
+
+/** A subscription row (with its customer and plan) as the proto message. */
+export function subscriptionMessage(row: SubscriptionRow): Subscription {
+  const joined = requireOwnCustomerAndPlan(row);
   return create(SubscriptionSchema, {
     id: row.id,
     merchantId: row.merchant_id,
     status: subscriptionStatusFromDb(row.status),
-    customer: { id: row.customer_id, email: row.customer_email, name: row.customer_name },
+    customer: { id: row.customer_id, email: joined.customerEmail, name: joined.customerName },
     plan: {
       id: row.plan_id,
-      name: row.plan_name,
-      interval: planIntervalFromDb(row.plan_interval),
-      intervalCount: row.plan_interval_count,
+      name: joined.planName,
+      interval: planIntervalFromDb(joined.planInterval),
+      intervalCount: joined.planIntervalCount,
     },
     price: money(row.price_minor, row.currency),
     quantity: row.quantity,

@@ -9,6 +9,7 @@ import {
 import { subscriptionStatusToDb } from "./db-enums.ts";
 import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
 import { resolvePageSize } from "./page-size.ts";
+import { jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
 import { isIdWithPrefix, requireMerchantId } from "./request-fields.ts";
 import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";
 import type { SubscriptionRepository } from "./subscription-repository.ts";
@@ -35,10 +36,15 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Servic
 
       const rows = await deps.subscriptions.list({ merchantId, status, after, limit: pageSize + 1 });
       const { page, next } = splitPage(rows, pageSize);
-      return create(ListSubscriptionsResponseSchema, {
-        subscriptions: page.map(subscriptionMessage),
-        nextPageToken: next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next)),
-      });
+      const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
+      if (request.renderPublicJson) {
+        return create(ListSubscriptionsResponseSchema, {
+          publicJson: utf8(jsonArray(page, subscriptionJson)),
+          publicIds: page.map((row) => row.id),
+          nextPageToken,
+        });
+      }
+      return create(ListSubscriptionsResponseSchema, { subscriptions: page.map(subscriptionMessage), nextPageToken });
     },
 
     async getSubscription(request) {
@@ -48,6 +54,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Servic
       if (!isIdWithPrefix(request.subscriptionId, "sub")) throw notFound("subscription");
       const row = await deps.subscriptions.findWithCharges(merchantId, request.subscriptionId);
       if (row === undefined) throw notFound("subscription");
+      if (request.renderPublicJson) return create(GetSubscriptionResponseSchema, { publicJson: utf8(subscriptionWithChargesJson(row)) });
       return create(GetSubscriptionResponseSchema, {
         subscription: subscriptionMessage(row),
         charges: row.charges.map((charge) => chargeMessage(row.id, charge)),

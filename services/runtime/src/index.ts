@@ -17,6 +17,8 @@ export {
   dateToTimestamp,
   pgTimestampToProto,
   pgTimestampToProtoOrUndefined,
+  pgTimestampToRfc3339Millis,
+  pgTimestampToRfc3339MillisOrNull,
   timestampToDate,
   timestampToPgText,
   timestampToRfc3339Millis,

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { pgTimestampToProto, timestampToPgText, timestampToRfc3339Millis } from "./time.ts";
+import {
+  pgTimestampToProto,
+  pgTimestampToRfc3339Millis,
+  pgTimestampToRfc3339MillisOrNull,
+  timestampToPgText,
+  timestampToRfc3339Millis,
+} from "./time.ts";
 
 describe("time conversions", () => {
   it("keeps microseconds from Postgres text through protobuf and back", () => {
@@ -53,6 +59,29 @@ describe("time conversions", () => {
   it("refuses text that is not a UTC timestamp in Postgres' format", () => {
     for (const text of ["2026-11-22T00:11:51Z", "2026-11-22 00:11:51.1234567+00", "2026-11-22 00:11:51.+00", "26-11-22 00:11:51+00", ""]) {
       expect(() => pgTimestampToProto(text)).toThrow(/unexpected timestamptz text/);
+    }
+  });
+
+  it("slices Postgres text to RFC 3339 milliseconds exactly as the Timestamp path formats it", () => {
+    expect(pgTimestampToRfc3339Millis("2026-11-22 00:11:51.123456+00")).toBe("2026-11-22T00:11:51.123Z");
+    const texts: string[] = [];
+    for (const date of ["0000-01-01", "0001-01-01", "1969-12-31", "1970-01-01", "2000-02-29", "2026-11-22", "9999-12-31"]) {
+      for (const time of ["00:00:00", "12:34:56", "23:59:59"]) {
+        for (const fraction of ["", ".5", ".12", ".123", ".1234", ".12345", ".999999", ".000001", ".090000"]) {
+          texts.push(`${date} ${time}${fraction}+00`);
+        }
+      }
+    }
+    for (const text of texts) {
+      expect({ text, rfc3339: pgTimestampToRfc3339Millis(text) }).toEqual({ text, rfc3339: timestampToRfc3339Millis(pgTimestampToProto(text)) });
+    }
+    expect(pgTimestampToRfc3339MillisOrNull(null)).toBeNull();
+    expect(pgTimestampToRfc3339MillisOrNull("2026-11-22 00:11:51+00")).toBe("2026-11-22T00:11:51.000Z");
+  });
+
+  it("slicing refuses what pgTimestampToProto refuses", () => {
+    for (const text of ["2026-11-22T00:11:51Z", "2026-11-22 00:11:51.1234567+00", "2026-11-22 00:11:51.+00", "26-11-22 00:11:51+00", "2026-11-22 00:11:51+02", "infinity", ""]) {
+      expect(() => pgTimestampToRfc3339Millis(text)).toThrow(/unexpected timestamptz text/);
     }
   });
 });

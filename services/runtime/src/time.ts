@@ -41,6 +41,25 @@ function daysFromCivil(year: number, month: number, day: number): number {
   return era * 146_097 + dayOfEra - 719_468;
 }
 
+/**
+ * Postgres timestamptz text as RFC 3339 UTC with exactly three fractional digits, by slicing:
+ * "2026-11-22 00:11:51.123456+00" → "2026-11-22T00:11:51.123Z" (the fraction truncated, as
+ * timestampToRfc3339Millis(pgTimestampToProto(text)) does, with no Timestamp in between). Accepts and
+ * refuses exactly what pgTimestampToProto does.
+ */
+export function pgTimestampToRfc3339Millis(text: string): string {
+  if (!PG_TIMESTAMPTZ.test(text)) throw new Error(`unexpected timestamptz text: ${JSON.stringify(text)}`);
+  const fractionEnd = text.length - 3;
+  // Six fractional digits is what Postgres sends for all but whole seconds, or trailing zeros trimmed.
+  const millis = fractionEnd >= 23 ? text.slice(20, 23) : fractionEnd > 19 ? text.slice(20, fractionEnd).padEnd(3, "0") : "000";
+  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${millis}Z`;
+}
+
+/** Like pgTimestampToRfc3339Millis, for nullable columns. */
+export function pgTimestampToRfc3339MillisOrNull(text: string | null): string | null {
+  return text === null ? null : pgTimestampToRfc3339Millis(text);
+}
+
 /** Like pgTimestampToProto, for nullable columns. */
 export function pgTimestampToProtoOrUndefined(text: string | null): Timestamp | undefined {
   return text === null ? undefined : pgTimestampToProto(text);

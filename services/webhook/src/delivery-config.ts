@@ -24,8 +24,11 @@ export const deliveryPipelineConfigShape = {
   SUBDATA_WEBHOOK_ALLOW_PRIVATE: env.boolean(false),
   /** Delays before attempt 1, 2, …; after the last attempt the delivery is FAILED. */
   SUBDATA_WEBHOOK_RETRY_SCHEDULE: z.string().default(DEFAULT_RETRY_SCHEDULE).transform(parsedWith(parseRetrySchedule)),
-  /** Deliveries in flight per replica. */
-  SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  /**
+   * POSTs in flight per replica. 64 keeps a fast receiver busy while claims and recorded attempts
+   * batch up (docs/webhooks-delivery-notes.md, "Throughput"); slow receivers are bounded per endpoint.
+   */
+  SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
   SUBDATA_EVENTS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name").default("SUBDATA_EVENTS"),
   SUBDATA_EVENTS_SUBJECT_PREFIX: z
     .string()
@@ -48,8 +51,13 @@ export interface DeliveryPipelineSettings {
   subjectPrefix: string;
   consumerName: string;
   disableAfterMs: number;
-  /** Default: a quarter of `concurrency` (at least 1). */
+  /** In flight per healthy endpoint. Default: half of `concurrency` (at least 1). */
   perEndpointConcurrency?: number;
+  /**
+   * In flight per endpoint whose last attempts failed (failing_since set): its retries wait in the
+   * table anyway. Default: a sixteenth of `concurrency` (at least 1), never above perEndpointConcurrency.
+   */
+  failingEndpointConcurrency?: number;
   /** Total deadline of one POST. Default 15 s (the contract's). */
   requestTimeoutMs?: number;
   /** A claimed delivery whose worker died is retried after this. Default: request timeout + 15 s. */

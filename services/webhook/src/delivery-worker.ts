@@ -1,13 +1,22 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger, Pool } from "@subdata/runtime";
+import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
-import { type ClaimedDelivery, claimDueDeliveries, type DeliveryDecision, recordAttempt } from "./delivery-repository.ts";
+import { type ClaimedDelivery, claimDueDeliveries } from "./delivery-claim-repository.ts";
+import type { DeliveryDecision } from "./delivery-record-repository.ts";
 import { nextAttempt } from "./retry-schedule.ts";
 import type { SecretBox } from "./secret-box.ts";
 
 /**
- * Claims due deliveries from Postgres and sends them, up to `concurrency` at once and at most
- * `perEndpointConcurrency` per endpoint, so a receiver that hangs for 15 s per request cannot occupy
- * every slot. Retries are rows with a future next_attempt_at, never waits inside a worker.
+ * Sends due deliveries, up to `concurrency` POSTs at once. One claim loop keeps the slots full: it
+ * claims as many rows as there are free slots, and claims again as soon as slots free up or recorded
+ * attempts may have released later versions — while other POSTs are still in flight. A slot is freed
+ * when its POST returns; the outcome goes to the attempt recorder (group commit) and the row keeps its
+ * claim lease until that commits, so a crash between POST and record means another attempt.
+ *
+ * Per endpoint, a healthy receiver may hold `perEndpointConcurrency` slots, one that is failing
+ * (failing_since set) only `failingEndpointConcurrency`: a receiver that hangs or stays down cannot
+ * take every slot, and its retries wait in the table (next_attempt_at), never in a worker.
  */
 
 export interface DeliveryWorkerOptions {
@@ -16,7 +25,10 @@ export interface DeliveryWorkerOptions {
   sender: WebhookSender;
   logger: Logger;
   concurrency: number;
+  /** In-flight cap of a healthy endpoint. */
   perEndpointConcurrency: number;
+  /** In-flight cap of a failing endpoint. */
+  failingEndpointConcurrency: number;
   leaseMs: number;
   /** Fallback poll when nothing wakes the worker. */
   pollIntervalMs: number;
@@ -46,35 +58,77 @@ export function decide(attempt: AttemptResult, attemptNumber: number, schedule: 
 
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { logger } = options;
+  const healthyCap = Math.max(1, options.perEndpointConcurrency);
+  const failingCap = Math.max(1, Math.min(options.failingEndpointConcurrency, healthyCap));
+  // Bounded work per claim statement; rows it skips are deferred, so later claims see fresh ones.
+  const scanLimit = Math.max(256, options.concurrency * 4);
   const inFlight = new Map<string, number>();
+  /** Whether a busy endpoint was failing at its last claim or attempt (selects its cap). */
+  const failing = new Map<string, boolean>();
   const tasks = new Set<Promise<void>>();
   let stopping = false;
   let running: Promise<void> | undefined;
-  let signalled = false;
+  /** Something happened that may have made rows claimable since the last claim. */
+  let dirty = true;
+  /** The last claim filled every free slot or hit its scan limit: more is probably due. */
+  let moreDue = false;
+  /** Something changed (a slot freed, a wake-up) since the loop last looked. */
+  let woken = false;
   let signal: (() => void) | undefined;
+  const stopped = new AbortController();
 
-  const notify = () => {
-    signalled = true;
+  const wakeLoop = () => {
+    woken = true;
     signal?.();
   };
+  const notify = () => {
+    dirty = true;
+    wakeLoop();
+  };
+
+  const recorder = createAttemptRecorder({
+    pool: options.pool,
+    logger,
+    disableAfterMs: options.disableAfterMs,
+    disableReason: options.disableReason,
+    // Finished heads release the next version of their subscription: worth another claim.
+    onFlushed: notify,
+  });
 
   const waitForSignal = (ms: number) =>
     new Promise<void>((resolve) => {
-      if (signalled) return resolve();
-      const timer = setTimeout(resolve, ms);
+      if (woken) return resolve();
+      const timer = setTimeout(() => {
+        dirty = true;
+        resolve();
+      }, ms);
       signal = () => {
         clearTimeout(timer);
         resolve();
       };
     }).finally(() => {
       signal = undefined;
-      signalled = false;
+      woken = false;
     });
 
   function openSecrets(delivery: ClaimedDelivery): string[] {
     const secrets = [options.secretBox.open(delivery.secretCiphertext, delivery.endpointId)];
     if (delivery.previousSecretCiphertext) secrets.push(options.secretBox.open(delivery.previousSecretCiphertext, delivery.endpointId));
     return secrets;
+  }
+
+  const capOf = (endpointId: string) => (failing.get(endpointId) ? failingCap : healthyCap);
+
+  function release(endpointId: string): void {
+    const left = (inFlight.get(endpointId) ?? 1) - 1;
+    if (left > 0) inFlight.set(endpointId, left);
+    else {
+      inFlight.delete(endpointId);
+      failing.delete(endpointId);
+    }
+    // A free slot matters to the claim loop only if rows are waiting (or a wake-up came while full).
+    if (moreDue) dirty = true;
+    wakeLoop();
   }
 
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
@@ -85,18 +139,19 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     } catch {
       // Wrong SUBDATA_WEBHOOK_SECRET_KEY or a damaged row: nothing can be signed. The lease expires
       // and the delivery is tried again once an operator fixes the key.
+      release(delivery.endpointId);
       logger.error(log, "cannot open the endpoint's signing secret; delivery not sent");
       return;
     }
-    const attempt = await options.sender.send({ eventId: delivery.eventId, url: delivery.url, body: delivery.body, secrets });
+    let attempt: AttemptResult;
+    try {
+      attempt = await options.sender.send({ eventId: delivery.eventId, url: delivery.url, body: delivery.body, secrets });
+    } finally {
+      release(delivery.endpointId);
+    }
     const decision = decide(attempt, delivery.attemptNumber, options.retrySchedule, options.random);
-    const recorded = await recordAttempt(options.pool, {
-      delivery,
-      attempt,
-      decision,
-      disableAfterMs: options.disableAfterMs,
-      disableReason: options.disableReason,
-    });
+    if (inFlight.has(delivery.endpointId)) failing.set(delivery.endpointId, decision.kind !== "succeeded");
+    const recorded = await recorder.add({ delivery, attempt, decision });
     logger.info(
       {
         ...log,
@@ -120,47 +175,51 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
   function launch(delivery: ClaimedDelivery): void {
     inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + 1);
+    failing.set(delivery.endpointId, delivery.endpointFailing);
     const task = deliver(delivery)
       .catch((error: unknown) => {
         // Recording failed (database down): the lease runs out and the delivery is retried.
         logger.error({ err: error, deliveryId: delivery.id }, "webhook delivery failed unexpectedly; it will be retried after its lease");
       })
-      .finally(() => {
-        const left = (inFlight.get(delivery.endpointId) ?? 1) - 1;
-        if (left > 0) inFlight.set(delivery.endpointId, left);
-        else inFlight.delete(delivery.endpointId);
-        tasks.delete(task);
-        notify();
-      });
+      .finally(() => tasks.delete(task));
     tasks.add(task);
   }
 
   async function run(): Promise<void> {
     let errorBackoffMs = 0;
     while (!stopping) {
-      const free = options.concurrency - tasks.size;
-      let claimedAll = false;
-      if (free > 0) {
+      const posting = [...inFlight.values()].reduce((sum, n) => sum + n, 0);
+      // Outcomes waiting for the recorder count too: a slow database slows claiming, not memory.
+      const free = options.concurrency - posting - Math.max(0, recorder.pending - options.concurrency);
+      if (free > 0 && dirty) {
+        dirty = false;
         try {
-          const claimed = await claimDueDeliveries(options.pool, {
+          const full = [...inFlight].filter(([endpointId, count]) => count >= capOf(endpointId)).map(([endpointId]) => endpointId);
+          const result = await claimDueDeliveries(options.pool, {
             limit: free,
-            perEndpointCap: options.perEndpointConcurrency,
+            healthyCap,
+            failingCap,
             inFlight,
+            fullEndpointIds: full,
             leaseMs: options.leaseMs,
+            scanLimit,
             merchantIds: options.merchantIds,
           });
-          for (const delivery of claimed) launch(delivery);
-          claimedAll = claimed.length === free;
+          for (const delivery of result.claimed) launch(delivery);
+          moreDue = result.claimed.length === free || result.scanned === scanLimit;
+          // Rows were deferred or the scan was cut short: look again at once.
+          if (result.scanned === scanLimit || result.deferred > 0) dirty = true;
           errorBackoffMs = 0;
         } catch (error) {
+          dirty = true;
           errorBackoffMs = Math.min(Math.max(errorBackoffMs * 2, 500), 30_000);
           logger.warn({ err: error }, "claiming webhook deliveries failed; retrying");
+          await sleep(errorBackoffMs, undefined, { signal: stopped.signal }).catch(() => {});
         }
+        continue;
       }
       if (stopping) break;
-      // Full batch: more may be due, look again as soon as a slot frees (tasks signal on completion).
-      if (claimedAll) continue;
-      await waitForSignal(errorBackoffMs || options.pollIntervalMs);
+      await waitForSignal(options.pollIntervalMs);
     }
   }
 
@@ -172,9 +231,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     wake: notify,
     async stop() {
       stopping = true;
+      stopped.abort();
       notify();
       await running;
       await Promise.allSettled([...tasks]);
+      await recorder.drain();
     },
   };
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/order/v1/order_service.proto.
  */
 export const file_subdata_order_v1_order_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRzdWJkYXRhL29yZGVyL3YxL29yZGVyX3NlcnZpY2UucHJvdG8SEHN1YmRhdGEub3JkZXIudjEiaAoRTGlzdE9yZGVyc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSFwoPc3Vic2NyaXB0aW9uX2lkGAQgASgJIlYKEkxpc3RPcmRlcnNSZXNwb25zZRInCgZvcmRlcnMYASADKAsyFy5zdWJkYXRhLm9yZGVyLnYxLk9yZGVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTJsCgxPcmRlclNlcnZpY2USXAoKTGlzdE9yZGVycxIjLnN1YmRhdGEub3JkZXIudjEuTGlzdE9yZGVyc1JlcXVlc3QaJC5zdWJkYXRhLm9yZGVyLnYxLkxpc3RPcmRlcnNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_subdata_order_v1_order]);
+  fileDesc("CiRzdWJkYXRhL29yZGVyL3YxL29yZGVyX3NlcnZpY2UucHJvdG8SEHN1YmRhdGEub3JkZXIudjEihAEKEUxpc3RPcmRlcnNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD3N1YnNjcmlwdGlvbl9pZBgEIAEoCRIaChJyZW5kZXJfcHVibGljX2pzb24YBSABKAgifwoSTGlzdE9yZGVyc1Jlc3BvbnNlEicKBm9yZGVycxgBIAMoCzIXLnN1YmRhdGEub3JkZXIudjEuT3JkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3B1YmxpY19qc29uGAMgASgMEhIKCnB1YmxpY19pZHMYBCADKAkybAoMT3JkZXJTZXJ2aWNlElwKCkxpc3RPcmRlcnMSIy5zdWJkYXRhLm9yZGVyLnYxLkxpc3RPcmRlcnNSZXF1ZXN0GiQuc3ViZGF0YS5vcmRlci52MS5MaXN0T3JkZXJzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_subdata_order_v1_order]);
 
 /**
  * ListOrdersRequest selects one page of a merchant's orders.
@@ -48,6 +48,14 @@ export type ListOrdersRequest = Message<"subdata.order.v1.ListOrdersRequest"> & 
    * @generated from field: string subscription_id = 4;
    */
   subscriptionId: string;
+
+  /**
+   * For the REST edge: when true, the page comes as public JSON in public_json (with the ids in
+   * public_ids) and `orders` stays EMPTY. Typed consumers leave it false and get the typed messages.
+   *
+   * @generated from field: bool render_public_json = 5;
+   */
+  renderPublicJson: boolean;
 };
 
 /**
@@ -64,6 +72,8 @@ export const ListOrdersRequestSchema: GenMessage<ListOrdersRequest> = /*@__PURE_
  */
 export type ListOrdersResponse = Message<"subdata.order.v1.ListOrdersResponse"> & {
   /**
+   * The page, typed. Empty when the request set render_public_json.
+   *
    * @generated from field: repeated subdata.order.v1.Order orders = 1;
    */
   orders: Order[];
@@ -74,6 +84,22 @@ export type ListOrdersResponse = Message<"subdata.order.v1.ListOrdersResponse"> 
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
+
+  /**
+   * Only when the request set render_public_json: the page's items as the UTF-8 text of a JSON array
+   * of the public order objects of the REST API (contract section 2), exactly as the shared
+   * renderers of @subdata/runtime would render the typed messages.
+   *
+   * @generated from field: bytes public_json = 3;
+   */
+  publicJson: Uint8Array;
+
+  /**
+   * Only when the request set render_public_json: the ids of the items in public_json, in order.
+   *
+   * @generated from field: repeated string public_ids = 4;
+   */
+  publicIds: string[];
 };
 
 /**

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/subscription/v1/subscription_service.proto.
  */
 export const file_subdata_subscription_v1_subscription_service: GenFile = /*@__PURE__*/
-  fileDesc("CjJzdWJkYXRhL3N1YnNjcmlwdGlvbi92MS9zdWJzY3JpcHRpb25fc2VydmljZS5wcm90bxIXc3ViZGF0YS5zdWJzY3JpcHRpb24udjEikwEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRI7CgZzdGF0dXMYBCABKA4yKy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb25TdGF0dXMicgoZTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZRI8Cg1zdWJzY3JpcHRpb25zGAEgAygLMiUuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuU3Vic2NyaXB0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJGChZHZXRTdWJzY3JpcHRpb25SZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhcKD3N1YnNjcmlwdGlvbl9pZBgCIAEoCSKIAQoXR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2USOwoMc3Vic2NyaXB0aW9uGAEgASgLMiUuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuU3Vic2NyaXB0aW9uEjAKB2NoYXJnZXMYAiADKAsyHy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5DaGFyZ2UykQIKE1N1YnNjcmlwdGlvblNlcnZpY2USfwoRTGlzdFN1YnNjcmlwdGlvbnMSMS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5MaXN0U3Vic2NyaXB0aW9uc1JlcXVlc3QaMi5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5MaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlIgOQAgESeQoPR2V0U3Vic2NyaXB0aW9uEi8uc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBowLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkdldFN1YnNjcmlwdGlvblJlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_subdata_subscription_v1_subscription]);
+  fileDesc("CjJzdWJkYXRhL3N1YnNjcmlwdGlvbi92MS9zdWJzY3JpcHRpb25fc2VydmljZS5wcm90bxIXc3ViZGF0YS5zdWJzY3JpcHRpb24udjEirwEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRI7CgZzdGF0dXMYBCABKA4yKy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb25TdGF0dXMSGgoScmVuZGVyX3B1YmxpY19qc29uGAUgASgIIpsBChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEjwKDXN1YnNjcmlwdGlvbnMYASADKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3B1YmxpY19qc29uGAMgASgMEhIKCnB1YmxpY19pZHMYBCADKAkiYgoWR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAiABKAkSGgoScmVuZGVyX3B1YmxpY19qc29uGAMgASgIIp0BChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRI7CgxzdWJzY3JpcHRpb24YASABKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SMAoHY2hhcmdlcxgCIAMoCzIfLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkNoYXJnZRITCgtwdWJsaWNfanNvbhgDIAEoDDKRAgoTU3Vic2NyaXB0aW9uU2VydmljZRJ/ChFMaXN0U3Vic2NyaXB0aW9ucxIxLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBoyLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiA5ACARJ5Cg9HZXRTdWJzY3JpcHRpb24SLy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0GjAuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_subdata_subscription_v1_subscription]);
 
 /**
  * ListSubscriptionsRequest selects one page of a merchant's subscriptions.
@@ -48,6 +48,15 @@ export type ListSubscriptionsRequest = Message<"subdata.subscription.v1.ListSubs
    * @generated from field: subdata.subscription.v1.SubscriptionStatus status = 4;
    */
   status: SubscriptionStatus;
+
+  /**
+   * For the REST edge: when true, the page comes as public JSON in public_json (with the ids in
+   * public_ids) and `subscriptions` stays EMPTY, so the page is rendered once, not modelled twice.
+   * Typed consumers leave it false and get the typed messages.
+   *
+   * @generated from field: bool render_public_json = 5;
+   */
+  renderPublicJson: boolean;
 };
 
 /**
@@ -64,6 +73,8 @@ export const ListSubscriptionsRequestSchema: GenMessage<ListSubscriptionsRequest
  */
 export type ListSubscriptionsResponse = Message<"subdata.subscription.v1.ListSubscriptionsResponse"> & {
   /**
+   * The page, typed. Empty when the request set render_public_json.
+   *
    * @generated from field: repeated subdata.subscription.v1.Subscription subscriptions = 1;
    */
   subscriptions: Subscription[];
@@ -74,6 +85,23 @@ export type ListSubscriptionsResponse = Message<"subdata.subscription.v1.ListSub
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
+
+  /**
+   * Only when the request set render_public_json: the page's items as the UTF-8 text of a JSON array
+   * of the public subscription objects of the REST API (contract section 2), exactly as the shared
+   * renderers of @subdata/runtime would render the typed messages.
+   *
+   * @generated from field: bytes public_json = 3;
+   */
+  publicJson: Uint8Array;
+
+  /**
+   * Only when the request set render_public_json: the ids of the items in public_json, in order (the
+   * edge records them in the audit log without parsing the JSON).
+   *
+   * @generated from field: repeated string public_ids = 4;
+   */
+  publicIds: string[];
 };
 
 /**
@@ -102,6 +130,14 @@ export type GetSubscriptionRequest = Message<"subdata.subscription.v1.GetSubscri
    * @generated from field: string subscription_id = 2;
    */
   subscriptionId: string;
+
+  /**
+   * For the REST edge: when true, the answer comes as public JSON in public_json and `subscription`
+   * and `charges` stay EMPTY. Typed consumers leave it false.
+   *
+   * @generated from field: bool render_public_json = 3;
+   */
+  renderPublicJson: boolean;
 };
 
 /**
@@ -118,14 +154,26 @@ export const GetSubscriptionRequestSchema: GenMessage<GetSubscriptionRequest> = 
  */
 export type GetSubscriptionResponse = Message<"subdata.subscription.v1.GetSubscriptionResponse"> & {
   /**
+   * Unset when the request set render_public_json.
+   *
    * @generated from field: subdata.subscription.v1.Subscription subscription = 1;
    */
   subscription?: Subscription | undefined;
 
   /**
+   * Empty when the request set render_public_json.
+   *
    * @generated from field: repeated subdata.subscription.v1.Charge charges = 2;
    */
   charges: Charge[];
+
+  /**
+   * Only when the request set render_public_json: the UTF-8 text of the public subscription object
+   * (contract section 2) with its "charges" array, as the shared renderers would render it.
+   *
+   * @generated from field: bytes public_json = 3;
+   */
+  publicJson: Uint8Array;
 };
 
 /**
