@@ -160,6 +160,10 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
     // Start from a quiet pipeline: nothing left in the outbox, nothing still arriving.
     if (!(await waitUntil(async () => (await pendingOutboxRows(options.admin)) === 0, 120_000))) options.say("the outbox did not drain within 120 s; measuring anyway");
     await sleep(1_000);
+    // Fresh planner statistics for the webhook tables: a CI Postgres may run without autovacuum, and
+    // statistics taken when the tables were empty (at seed time) make the planner believe every index
+    // holds one row — the delivery claim then picked full index scans (seconds per claim).
+    await options.admin.query("ANALYZE webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts");
     options.receiver.reset();
     options.say(`webhooks: ${options.latencyChanges} sequential changes, stack idle`);
     const latency = await measureLatency(options, client);

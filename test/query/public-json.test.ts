@@ -64,15 +64,20 @@ describe("render_public_json", () => {
           processedAt: n & 4 ? "2026-03-02 00:00:00+00" : null,
         });
         await fixtures.charge({ merchantId, subscriptionId: subscription.id, currency, amountMinor: 0 });
-        await fixtures.order({
-          merchantId,
-          subscriptionId: subscription.id,
-          chargeId: n % 2 === 0 ? chargeId : null,
-          status: ORDER_STATUSES[n % ORDER_STATUSES.length]!,
-          currency,
-          lineItems: Array.from({ length: n % 3 }, (_, i) => ({ sku: `SKU${i}`, title: i === 1 ? ODD : "Box", quantity: i + 1, unitPriceMinor: priceMinor })),
-          shippingMinor: n,
-        });
+        // Orders only for the first four (every order status, every currency, 0–2 line items): the
+        // EXPLAIN tests of query-server.test.ts pick their index on a tiny orders table, and more rows
+        // here tip its planner's tie to the other index.
+        if (n < ORDER_STATUSES.length) {
+          await fixtures.order({
+            merchantId,
+            subscriptionId: subscription.id,
+            chargeId: n % 2 === 0 ? chargeId : null,
+            status: ORDER_STATUSES[n % ORDER_STATUSES.length]!,
+            currency,
+            lineItems: Array.from({ length: n % 3 }, (_, i) => ({ sku: `SKU${i}`, title: i === 1 ? ODD : "Box", quantity: i + 1, unitPriceMinor: priceMinor })),
+            shippingMinor: n,
+          });
+        }
         n++;
       }
     }
@@ -114,7 +119,7 @@ describe("render_public_json", () => {
   it("lists orders with line items as the typed page renders", async () => {
     const typed = await query.orders.listOrders({ merchantId, pageSize: 200 });
     const rendered = await query.orders.listOrders({ merchantId, pageSize: 200, renderPublicJson: true });
-    expect(typed.orders).toHaveLength(subscriptionIds.length);
+    expect(typed.orders).toHaveLength(ORDER_STATUSES.length);
     expect(rendered.orders).toEqual([]);
     expect(text(rendered.publicJson)).toBe(JSON.stringify(typed.orders.map(renderOrder)));
     expect(rendered.publicIds).toEqual(typed.orders.map((o) => o.id));

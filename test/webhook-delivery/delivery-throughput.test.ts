@@ -65,8 +65,10 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
           ORDER BY v, s
          RETURNING id, subscription_id, version
        )
-       INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version)
-       SELECT $1, ep, ev.id, ev.subscription_id, ev.version FROM ev, unnest($5::text[]) AS ep ORDER BY ev.version, ev.subscription_id`,
+       -- Due in version order, as ingest batches written one after another would be.
+       INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version, next_attempt_at)
+       SELECT $1, ep, ev.id, ev.subscription_id, ev.version, now() - ($4::int - ev.version) * interval '1 millisecond'
+         FROM ev, unnest($5::text[]) AS ep ORDER BY ev.version, ev.subscription_id`,
       [merchantId, prefix, subscriptionCount, versions, endpointIds],
     );
   }

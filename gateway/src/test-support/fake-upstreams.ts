@@ -57,6 +57,8 @@ export interface FakeUpstreams {
     authError?: ConnectError;
     /** The next_page_token to answer lists with. */
     nextPageToken?: string;
+    /** Answer typed even when asked for render_public_json, like a query service older than the gateway. */
+    typedOnly?: boolean;
   };
 }
 
@@ -164,7 +166,7 @@ export function createFakeUpstreams(): FakeUpstreams {
         );
         const page = rows.slice(0, request.pageSize || 50);
         const nextPageToken = fake.behaviour.nextPageToken ?? "";
-        if (!request.renderPublicJson) return { subscriptions: page, nextPageToken };
+        if (!request.renderPublicJson || fake.behaviour.typedOnly) return { subscriptions: page, nextPageToken };
         return { publicJson: json(page.map(renderSubscription)), publicIds: page.map((s) => s.id), nextPageToken };
       },
       getSubscription(request) {
@@ -172,7 +174,7 @@ export function createFakeUpstreams(): FakeUpstreams {
         const subscription = fake.subscriptions.find((s) => s.id === request.subscriptionId && s.merchantId === request.merchantId);
         if (!subscription) throw notFound("subscription");
         const charges = fake.charges.filter((c) => c.subscriptionId === subscription.id);
-        if (!request.renderPublicJson) return { subscription, charges };
+        if (!request.renderPublicJson || fake.behaviour.typedOnly) return { subscription, charges };
         return { publicJson: json({ ...renderSubscription(subscription), charges: charges.map(renderCharge) }) };
       },
     });
@@ -185,7 +187,7 @@ export function createFakeUpstreams(): FakeUpstreams {
         );
         const page = rows.slice(0, request.pageSize || 50);
         const nextPageToken = fake.behaviour.nextPageToken ?? "";
-        if (!request.renderPublicJson) return { orders: page, nextPageToken };
+        if (!request.renderPublicJson || fake.behaviour.typedOnly) return { orders: page, nextPageToken };
         return { publicJson: json(page.map(renderOrder)), publicIds: page.map((o) => o.id), nextPageToken };
       },
     });

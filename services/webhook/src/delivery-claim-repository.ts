@@ -11,8 +11,9 @@ import type { Pool } from "@subdata/runtime";
  * - claim due heads, within each endpoint's room, FOR UPDATE SKIP LOCKED (replicas share the work);
  *   moving next_attempt_at forward by the lease is the claim (a worker that dies leaves a row that is
  *   due again after the lease: at-least-once);
- * - a scanned row whose head is not due (in flight, or waiting for a retry) is *deferred* to the head's
- *   next_attempt_at, so it leaves the due index instead of being scanned by every claim — without that,
+ * - a scanned row whose head waits for a retry is *deferred* to the head's next_attempt_at, so it
+ *   leaves the due index instead of being scanned by every claim (behind a head in flight, only when
+ *   such rows fill the whole scan and nothing is claimable) — without that,
  *   a receiver that stays down with a backlog, or one busy subscription with thousands of versions,
  *   makes every claim of every endpoint walk those rows. The head is locked FOR SHARE SKIP LOCKED while
  *   deferring: a head being recorded right now is skipped (its successor stays due), and a recorder
@@ -101,23 +102,32 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
          JOIN webhook_endpoints ep ON ep.id = due_heads.endpoint_id AND ep.status = 'ENABLED'
          LEFT JOIN unnest($6::text[], $7::int[]) AS busy (endpoint_id, in_flight) ON busy.endpoint_id = due_heads.endpoint_id
      ), picked AS (
+       -- Here and below, rows already found are re-checked as "now() - next_attempt_at >= 0" rather than
+       -- "next_attempt_at <= now()": not an index condition, so the planner fetches them by primary key
+       -- instead of walking every due (or future) row of webhook_deliveries_due_order — which it did
+       -- with stale statistics, taking seconds per claim.
        SELECT d.id
          FROM webhook_deliveries d JOIN ranked ON ranked.id = d.id
-        WHERE ranked.rank <= ranked.room AND d.status = 'PENDING' AND d.next_attempt_at <= now()
+        WHERE ranked.rank <= ranked.room AND d.status = 'PENDING' AND now() - d.next_attempt_at >= interval '0'
         ORDER BY d.next_attempt_at, d.id
         LIMIT $1
         FOR UPDATE OF d SKIP LOCKED
      ), waiting_heads AS (
        SELECT h.id, h.next_attempt_at
          FROM webhook_deliveries h
-        WHERE h.id IN (SELECT judged.head_id FROM judged WHERE judged.head_at > now())
-          AND h.status = 'PENDING' AND h.next_attempt_at > now()
+        WHERE h.id = ANY (ARRAY(SELECT judged.head_id FROM judged WHERE judged.head_at > now()))
+          AND h.status = 'PENDING' AND h.next_attempt_at - now() > interval '0'
+          -- Behind a head waiting for its retry, always; behind one in flight (next_attempt_at is its
+          -- claim's lease) only when such rows filled the whole scan and nothing could be claimed:
+          -- those heads finish within moments, and deferring costs an update now and a release later.
+          AND (h.next_attempt_at <> h.last_attempt_at + $4::int * interval '1 millisecond'
+               OR ((SELECT count(*) FROM scan) = $8 AND NOT EXISTS (SELECT 1 FROM picked)))
           FOR SHARE OF h SKIP LOCKED
      ), deferred AS (
        UPDATE webhook_deliveries s
           SET next_attempt_at = waiting_heads.next_attempt_at
          FROM judged JOIN waiting_heads ON waiting_heads.id = judged.head_id
-        WHERE s.id = judged.id AND s.id <> judged.head_id AND s.status = 'PENDING' AND s.next_attempt_at <= now()
+        WHERE s.id = judged.id AND s.id <> judged.head_id AND s.status = 'PENDING' AND now() - s.next_attempt_at >= interval '0'
        RETURNING 1
      ), claimed AS (
        UPDATE webhook_deliveries d

@@ -27,6 +27,11 @@ import { sleep } from "./relay-backoff.ts";
  *   newer messages while the older ones wait out their nak delay or a dead replica's ack_wait.)
  *   Rewinding also cuts off pull requests still open from a replica that lost the lock. Everything at
  *   or below the ack floor was acked, hence committed; redelivered stored events are no-ops.
+ * - A delivery lost in transit is handed back the same way. When the connection drops (NATS restarted,
+ *   network cut) while the server hands messages out, the server counts them as delivered but they never
+ *   arrive; it would redeliver them only after ack_wait, long after the newer messages a reconnected
+ *   pull gets at once. Every delivery of a round carries the next consumer sequence, so a gap shows the
+ *   loss: the message after the gap is not stored, and the round ends with a rewind.
  */
 
 export type MessageDisposition =
@@ -89,7 +94,11 @@ const MAX_BACKOFF_MS = 30_000;
 /** Used only if a store throws despite its contract. */
 const FALLBACK_NAK_MS = 5_000;
 
-type RoundOutcome = { kind: "stopped" | "lost" | "ended"; stored: number } | { kind: "failed"; stored: number; retryInMs: number };
+type RoundOutcome =
+  | { kind: "stopped" | "lost" | "ended"; stored: number }
+  | { kind: "failed"; stored: number; retryInMs: number }
+  /** A delivery never arrived (see the module comment): rewind at once. */
+  | { kind: "gap"; stored: number; expected: number; received: number };
 
 export function createEventConsumer(nc: NatsConnection, options: EventConsumerOptions): EventConsumer {
   const { logger, stream, consumerName } = options;
@@ -102,8 +111,11 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
   // Set between a delete and a successful re-add, so a retry does not restart from the stream's start.
   let rewindTo: number | undefined;
 
-  /** Recreates the durable at its ack floor + 1 (see the module comment); returns that sequence. */
-  async function rewind(): Promise<number> {
+  /**
+   * Recreates the durable at its ack floor + 1 (see the module comment); returns that stream sequence
+   * and the consumer sequence its next delivery will carry.
+   */
+  async function rewind(): Promise<{ fromSeq: number; nextDelivery: number }> {
     const jsm = await jetstreamManager(nc);
     if (rewindTo === undefined) {
       try {
@@ -118,7 +130,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
       }
     }
     const startSeq = rewindTo;
-    await jsm.consumers.add(stream, {
+    const created = await jsm.consumers.add(stream, {
       durable_name: consumerName,
       description: "subdata webhook service: stores events and their deliveries",
       filter_subject: `${options.subjectPrefix}.subscription.>`,
@@ -130,7 +142,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
       max_ack_pending: maxAckPending,
     });
     rewindTo = undefined;
-    return startSeq;
+    return { fromSeq: startSeq, nextDelivery: created.delivered.consumer_seq + 1 };
   }
 
   function settle(m: JsMsg, disposition: MessageDisposition): void {
@@ -144,7 +156,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
   }
 
   /** Consumes and stores batches until stopped, the lock is lost, a batch fails or the subscription ends. */
-  async function consumeBatches(session: IngestSession): Promise<RoundOutcome> {
+  async function consumeBatches(session: IngestSession, nextDelivery: number): Promise<RoundOutcome> {
     const consumer = await jetstream(nc).consumers.get(stream, consumerName);
     const messages = await consumer.consume({ max_messages: maxAckPending, abort_on_missing_resource: true });
     const interrupt = () => void messages.close().catch(() => {});
@@ -155,6 +167,8 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     const inHand: JsMsg[] = [];
     let stored = 0;
     let failedRetryMs: number | undefined;
+    let gap: { expected: number; received: number } | undefined;
+    let expectedDelivery = nextDelivery;
     let flushing: Promise<void> | undefined;
     let flushRunning = false;
 
@@ -190,10 +204,20 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     let failure: unknown;
     try {
       for await (const m of messages) {
-        if (stopping.signal.aborted || session.lost.aborted || failedRetryMs !== undefined) {
+        if (stopping.signal.aborted || session.lost.aborted || failedRetryMs !== undefined || gap) {
           m.nak(failedRetryMs);
           continue;
         }
+        const delivery = m.info.deliverySequence;
+        if (delivery !== expectedDelivery) {
+          // Deliveries before this one never arrived: storing this one would overtake them. What is in
+          // hand came before the gap and is still stored; this and everything after go back.
+          gap = { expected: expectedDelivery, received: delivery };
+          m.nak();
+          interrupt();
+          continue;
+        }
+        expectedDelivery = delivery + 1;
         inHand.push(m);
         if (!flushRunning) {
           flushRunning = true;
@@ -215,6 +239,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     if (session.lost.aborted) return { kind: "lost", stored };
     if (stopping.signal.aborted) return { kind: "stopped", stored };
     if (failedRetryMs !== undefined) return { kind: "failed", stored, retryInMs: failedRetryMs };
+    if (gap) return { kind: "gap", stored, ...gap };
     if (failure) logger.warn({ err: failure, stream }, "event consumer stopped unexpectedly; restarting");
     return { kind: "ended", stored };
   }
@@ -222,14 +247,27 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
   /** Consumes while this replica holds the lock, rewinding before every round. */
   async function lead(session: IngestSession): Promise<void> {
     let backoffMs = MIN_BACKOFF_MS;
+    let afterGap = false;
     while (!stopping.signal.aborted && !session.lost.aborted) {
       let pauseMs = backoffMs;
       try {
         if (!(await session.confirm())) return;
-        const fromSeq = await rewind();
+        const { fromSeq, nextDelivery } = await rewind();
         logger.info({ stream, consumer: consumerName, fromSeq }, "ingesting subscription events");
-        const outcome = await consumeBatches(session);
+        const outcome = await consumeBatches(session, nextDelivery);
         if (outcome.kind === "stopped" || outcome.kind === "lost") return;
+        if (outcome.kind === "gap") {
+          logger.warn(
+            { stream, consumer: consumerName, expected: outcome.expected, received: outcome.received },
+            "deliveries were lost in transit (connection dropped?); rewinding to hand them out again in order",
+          );
+          // Rewind at once (newer events wait behind the lost ones), unless the last round ended so too.
+          const immediately = !afterGap;
+          afterGap = true;
+          if (immediately) continue;
+        } else {
+          afterGap = false;
+        }
         if (outcome.stored > 0) backoffMs = MIN_BACKOFF_MS;
         pauseMs = outcome.kind === "failed" ? outcome.retryInMs : backoffMs;
       } catch (error) {

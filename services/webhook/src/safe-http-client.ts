@@ -63,6 +63,8 @@ export function createSafeHttpClient(options: SafeHttpClientOptions): SafeHttpCl
     );
   };
 
+  // One Agent per pipeline: keep-alive pools per origin, and no per-origin connection limit — the
+  // worker's slots (SUBDATA_WEBHOOK_CONCURRENCY, per-endpoint caps) bound the connections.
   const agent = new Agent({
     connect,
     keepAliveTimeout: 4_000,
