@@ -98,7 +98,7 @@ export function createRoutes(deps: RoutesDeps) {
         config: { auditRoute: "/v1/subscriptions/{id}", fieldNames: { subscription_id: "id" } },
       handler: async (request, reply) => {
         const { id } = request.params as { id: string };
-        request.auditResources = { resourceIds: [id], resultCount: 0 };
+        request.auditResources = { resourceIds: [auditableId(id)], resultCount: 0 };
         // Malformed ids answer exactly like unknown ones, without an upstream call.
         if (!SUBSCRIPTION_ID.test(id)) throw new ProblemError("not_found");
         const response = await deps.subscriptions.getSubscription(
@@ -154,4 +154,14 @@ export function createRoutes(deps: RoutesDeps) {
       });
     }
   };
+}
+
+/**
+ * An id as the caller sent it, made safe for the audit log: control characters escaped, length capped.
+ * A malformed id is still recorded (it was asked for), but can never make the audit write fail.
+ */
+function auditableId(id: string): string {
+  const escaped = id.replace(/[\u0000-\u001f\u007f]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  // The audit log keeps resource ids of at most 100 characters (services/auth/src/audit-record.ts).
+  return escaped.length > 100 ? `${escaped.slice(0, 99)}…` : escaped;
 }

@@ -125,11 +125,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
     requestIdHeader: false,
     genReqId: () => `req_${randomUUID().replaceAll("-", "")}`,
     trustProxy: config.SUBDATA_TRUST_PROXY as boolean | string[],
-    routerOptions: { querystringParser: parseQueryString },
+    // Long ids reach our handlers (and answer a problem document) instead of the router's bare 414;
+    // Node's header size limit still bounds the whole URL.
+    routerOptions: { querystringParser: parseQueryString, maxParamLength: 2048 },
+    // A request must arrive whole within 30 s (headers within 10 s, below): slow clients cannot hold
+    // sockets for Node's default minute.
+    requestTimeout: 30_000,
     bodyLimit: 1024,
     return503OnClosing: true,
     ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: true } },
   });
+
+  app.server.headersTimeout = 10_000;
 
   app.decorateRequest("receivedAtMs", 0);
   app.decorateRequest("principal", null);

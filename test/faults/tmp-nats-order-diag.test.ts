@@ -25,7 +25,11 @@ describe("diag", () => {
       const tenant = await createTenant(stack, { subscriptions: 10, endpointUrls: [receiver.url] });
       const started = Date.now();
       const mode = process.env.DIAG_MODE ?? "jitter";
-      if (mode === "mid") {
+      if (mode === "cut") {
+        let cutting: Promise<void> | undefined;
+        await produceChanges(stack, tenant, 60, { onProgress: (done) => { if (done === 20 + (run % 8) * 5) cutting = stack.natsProxy.set({ kind: "reset" }); } });
+        await cutting;
+      } else if (mode === "mid") {
         let stopping: Promise<void> | undefined;
         await produceChanges(stack, tenant, 60, { onProgress: (done) => { if (done === 20 + (run % 8) * 5) stopping = stack.nats.stop(); } });
         await stopping;
@@ -34,9 +38,11 @@ describe("diag", () => {
         await pause((run % 10) * 15);
         await stack.nats.stop();
       }
+      if (mode === "cut") {} // NATS keeps running; only the connections are cut
       await produceChanges(stack, tenant, 120);
       await pause(3_000);
-      await stack.nats.start();
+      if (mode === "cut") await stack.natsProxy.set({ kind: "pass" });
+      else await stack.nats.start();
       const missing = await settle(stack, tenant, [{ endpointId: tenant.endpointIds[0]!, receiver: receiver }]);
       const broken = outOfOrder([{ endpointId: tenant.endpointIds[0]!, receiver }]);
       console.log(`RUN ${run}: settled in ${Date.now() - started} ms, missing ${missing.length}, broken ${broken.length}: ${broken.join("; ")}`);
