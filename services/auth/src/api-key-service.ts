@@ -1,19 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import {
-  ErrorReason,
-  errorWithReason,
-  invalidArgument,
-  invalidPageToken,
-  notFound,
-  pgTimestampToProto,
-  pgTimestampToProtoOrUndefined,
-  timestampToDate,
-  timestampToPgText,
-  type Logger,
-  type PageTokenCodec,
-} from "@subdata/runtime";
+import { ErrorReason, errorWithReason, invalidArgument, invalidPageToken, type Logger, notFound, type PageTokenCodec, pgTimestampToProto, pgTimestampToProtoOrUndefined, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
 import {
   ApiKeyService,
   AuthenticateApiKeyResponseSchema,
@@ -25,7 +13,6 @@ import { displayPrefixOf, generateApiKey, parseApiKey } from "./api-key-format.t
 import { apiKeyMessage } from "./api-key-message.ts";
 import type { ApiKeyRepository } from "./api-key-repository.ts";
 import type { LastUsedTracker } from "./last-used-tracker.ts";
-import { pageSizeOf } from "./page-size.ts";
 import type { RevocationPublisher } from "./revocation-publisher.ts";
 import type { SecurityEventReason } from "./security-event-repository.ts";
 import type { SecurityLog } from "./security-log.ts";
@@ -89,7 +76,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof
 
     async listApiKeys(request) {
       const merchantId = requireId("merchant_id", request.merchantId);
-      const pageSize = pageSizeOf(request.pageSize);
+      const pageSize = resolvePageSize(request.pageSize);
       const binding = { method: LIST_METHOD, merchantId, filter: {} };
       let after;
       if (request.pageToken !== "") {

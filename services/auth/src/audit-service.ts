@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, invalidPageToken, pgTimestampToProto, type PageTokenCodec } from "@subdata/runtime";
+import { invalidArgument, invalidPageToken, type PageTokenCodec, pgTimestampToProto, resolvePageSize } from "@subdata/runtime";
 import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import {
   AuditService,
@@ -12,7 +12,6 @@ import { auditRecordFrom } from "./audit-record.ts";
 import type { AuditEventRow, AuditPosition, AuditRepository } from "./audit-repository.ts";
 import type { AuditWriter } from "./audit-writer.ts";
 import { newId } from "./ids.ts";
-import { pageSizeOf } from "./page-size.ts";
 
 export interface AuditServiceDeps {
   auditWriter: AuditWriter;
@@ -56,7 +55,7 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
       // Postgres text cannot hold NUL: without these the query fails as an internal error.
       if (request.merchantId.includes("\u0000")) throw invalidArgument("merchant_id", "must not contain NUL");
       if (request.apiKeyId.includes("\u0000")) throw invalidArgument("api_key_id", "must not contain NUL");
-      const pageSize = pageSizeOf(request.pageSize);
+      const pageSize = resolvePageSize(request.pageSize);
       const apiKeyId = request.apiKeyId === "" ? undefined : request.apiKeyId;
       const binding = { method: LIST_METHOD, merchantId: request.merchantId, filter: { api_key_id: request.apiKeyId } };
       let after: AuditPosition | undefined;

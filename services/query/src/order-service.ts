@@ -1,11 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, type PageTokenBinding, type PageTokenCodec } from "@subdata/runtime";
+import { invalidArgument, type PageTokenBinding, type PageTokenCodec, resolvePageSize } from "@subdata/runtime";
 import { ListOrdersResponseSchema, OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
 import { orderMessage } from "./order-message.ts";
 import type { OrderRepository } from "./order-repository.ts";
-import { resolvePageSize } from "./page-size.ts";
 import { jsonArray, orderJson, utf8 } from "./public-json.ts";
 import { isIdWithPrefix, requireMerchantId } from "./request-fields.ts";
 

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec } from "@subdata/runtime";
+import { invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, resolvePageSize } from "@subdata/runtime";
 import {
   GetSubscriptionResponseSchema,
   ListSubscriptionsResponseSchema,
@@ -8,7 +8,6 @@ import {
 } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { subscriptionStatusToDb } from "./db-enums.ts";
 import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
-import { resolvePageSize } from "./page-size.ts";
 import { jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
 import { isIdWithPrefix, requireMerchantId } from "./request-fields.ts";
 import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";

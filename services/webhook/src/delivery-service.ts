@@ -7,20 +7,13 @@ import {
   ResendEventResponseSchema,
   WebhookDeliveryService,
 } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
-import {
-  invalidArgument,
-  notFound,
-  type PageTokenBinding,
-  type PageTokenCodec,
-  timestampToDate,
-  timestampToPgText,
-} from "@subdata/runtime";
+import { invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
 import { attemptMessage, deliveryMessage, deliveryStatusFilter } from "./delivery-message.ts";
 import type { DeliveryQueryRepository } from "./delivery-query-repository.ts";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
 import type { EndpointRepository, EndpointRow } from "./endpoint-repository.ts";
 import { cursorToPosition, positionToCursor, splitPage } from "./keyset-page.ts";
-import { endpointDisabled, requireId, requireMerchantId, resolvePageSize } from "./request-fields.ts";
+import { endpointDisabled, requireId, requireMerchantId } from "./request-fields.ts";
 
 export interface DeliveryServiceDeps {
   endpoints: EndpointRepository;

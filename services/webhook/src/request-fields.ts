@@ -2,9 +2,6 @@ import { randomUUID } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { ErrorReason, errorWithReason, invalidArgument } from "@subdata/runtime";
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
-
 // Ids are "prefix_" + 32 hex digits (subdata_new_id); anything else cannot exist, so it answers NOT_FOUND
 // without a query. Kept loose (alphanumerics) so ids made by other writers stay addressable.
 const ID_BODY = /^[A-Za-z0-9_]{1,64}$/;
@@ -25,15 +22,6 @@ export function requireMerchantId(merchantId: string): string {
 export function requireId(field: string, value: string, prefix: string): { id: string; wellFormed: boolean } {
   if (value === "") throw invalidArgument(field, "is required");
   return { id: value, wellFormed: value.startsWith(`${prefix}_`) && ID_BODY.test(value.slice(prefix.length + 1)) };
-}
-
-/** page_size: 0 means the default, 1–200 as asked, anything else is refused. */
-export function resolvePageSize(pageSize: number): number {
-  if (pageSize === 0) return DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw invalidArgument("page_size", `must be between 1 and ${MAX_PAGE_SIZE} (0 means ${DEFAULT_PAGE_SIZE})`);
-  }
-  return pageSize;
 }
 
 /** Scheduling work for a disabled endpoint would only be cancelled: the caller must enable it first. */

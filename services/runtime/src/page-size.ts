@@ -1,9 +1,9 @@
-import { invalidArgument } from "@subdata/runtime";
+import { invalidArgument } from "./errors.ts";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-/** page_size as the lists define it: 0 means the default, 1–200 as asked, anything else is refused. */
+/** page_size as every subdata list defines it (contract: 1–200, default 50): 0 means the default, 1–200 as asked, anything else is refused. */
 export function resolvePageSize(pageSize: number): number {
   if (pageSize === 0) return DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
