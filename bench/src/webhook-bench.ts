@@ -125,6 +125,10 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
     const result = await client.query("UPDATE subscriptions SET quantity = quantity % 9 + 1 WHERE merchant_id = $1 AND id = ANY($2::text[])", [options.merchantId, chunk]);
     made += result.rowCount ?? 0;
   }
+  // Planner statistics as autovacuum would refresh them: a CI Postgres may run without it, and the
+  // webhook tables were last analyzed empty (seed time; deleting the old endpoints cascades), which
+  // makes the planner take them for one-row tables. By now the burst has filled them.
+  await client.query("ANALYZE webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts");
   const arrivedAll = await options.receiver.waitForCount(made, Math.max(60_000, made * 10));
   const cpuAfter = new Map(options.processes.map((process) => [process.name, cpuSeconds(process.pid)]));
   const arrived = options.receiver.received;
@@ -160,10 +164,6 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
     // Start from a quiet pipeline: nothing left in the outbox, nothing still arriving.
     if (!(await waitUntil(async () => (await pendingOutboxRows(options.admin)) === 0, 120_000))) options.say("the outbox did not drain within 120 s; measuring anyway");
     await sleep(1_000);
-    // Fresh planner statistics for the webhook tables: a CI Postgres may run without autovacuum, and
-    // statistics taken when the tables were empty (at seed time) make the planner believe every index
-    // holds one row — the delivery claim then picked full index scans (seconds per claim).
-    await options.admin.query("ANALYZE webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts");
     options.receiver.reset();
     options.say(`webhooks: ${options.latencyChanges} sequential changes, stack idle`);
     const latency = await measureLatency(options, client);

@@ -13,7 +13,7 @@ describe("the gateway configuration", () => {
       NATS_URL: "nats://127.0.0.1:4222",
       SUBDATA_RATE_LIMIT_QUOTA: 100,
       SUBDATA_RATE_LIMIT_WINDOW_SECONDS: 1,
-      SUBDATA_API_KEY_CACHE_TTL_SECONDS: 60,
+      SUBDATA_API_KEY_CACHE_TTL_SECONDS: 1,
       SUBDATA_TRUST_PROXY: false,
     });
   });

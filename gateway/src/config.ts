@@ -43,7 +43,9 @@ export const gatewayConfigShape = {
   SUBDATA_RATE_LIMIT_QUOTA: env.positiveInt(100),
   SUBDATA_RATE_LIMIT_WINDOW_SECONDS: env.positiveInt(1),
   /** How long a verified key is trusted without asking the auth service (capped by its expires_at). */
-  SUBDATA_API_KEY_CACHE_TTL_SECONDS: env.positiveInt(60),
+  // 1 s: the contract's revocation bound holds even if a revocation notice never arrives (auth cut off
+  // from NATS, or a crash between commit and publish); one auth call per key per second is cheap.
+  SUBDATA_API_KEY_CACHE_TTL_SECONDS: env.positiveInt(1),
   SUBDATA_API_KEY_CACHE_MAX_ENTRIES: env.positiveInt(10_000),
   /** Responses smaller than this are never compressed (gzip costs more than it saves). */
   SUBDATA_GZIP_THRESHOLD_BYTES: env.positiveInt(1_024),

@@ -52,7 +52,8 @@ export function auditRecordFrom(request: RecordReadRequest, id: string): AuditRe
     resourceIds: request.resourceIds.map((resourceId) => bounded("resource_ids", resourceId, MAX_ID)),
     resultCount: request.resultCount,
     status: request.status,
-    clientIp: bounded("client_ip", request.clientIp, MAX_CLIENT_IP),
+    // Whatever the edge saw (a proxy's X-Forwarded-For token included) is recorded, never refused.
+    clientIp: clientText(request.clientIp, MAX_CLIENT_IP),
     userAgent: clientText(request.userAgent, MAX_USER_AGENT),
     latencyMicros: latencyMicros(request.latency),
   };

@@ -102,13 +102,15 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
          JOIN webhook_endpoints ep ON ep.id = due_heads.endpoint_id AND ep.status = 'ENABLED'
          LEFT JOIN unnest($6::text[], $7::int[]) AS busy (endpoint_id, in_flight) ON busy.endpoint_id = due_heads.endpoint_id
      ), picked AS (
-       -- Here and below, rows already found are re-checked as "now() - next_attempt_at >= 0" rather than
-       -- "next_attempt_at <= now()": not an index condition, so the planner fetches them by primary key
-       -- instead of walking every due (or future) row of webhook_deliveries_due_order — which it did
-       -- with stale statistics, taking seconds per claim.
+       -- Here and below, rows already found are fetched by primary key (= ANY (ARRAY(…))) and re-checked
+       -- as "status::text = 'PENDING'" and "now() - next_attempt_at >= 0": neither lets the planner use
+       -- the partial (status = 'PENDING') indexes or a time range, so whatever the statistics say (a
+       -- table analyzed while empty looks like one row) it cannot walk every pending row instead — it
+       -- did, taking seconds per claim.
        SELECT d.id
-         FROM webhook_deliveries d JOIN ranked ON ranked.id = d.id
-        WHERE ranked.rank <= ranked.room AND d.status = 'PENDING' AND now() - d.next_attempt_at >= interval '0'
+         FROM webhook_deliveries d
+        WHERE d.id = ANY (ARRAY(SELECT ranked.id FROM ranked WHERE ranked.rank <= ranked.room))
+          AND d.status::text = 'PENDING' AND now() - d.next_attempt_at >= interval '0'
         ORDER BY d.next_attempt_at, d.id
         LIMIT $1
         FOR UPDATE OF d SKIP LOCKED
@@ -116,7 +118,7 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
        SELECT h.id, h.next_attempt_at
          FROM webhook_deliveries h
         WHERE h.id = ANY (ARRAY(SELECT judged.head_id FROM judged WHERE judged.head_at > now()))
-          AND h.status = 'PENDING' AND h.next_attempt_at - now() > interval '0'
+          AND h.status::text = 'PENDING' AND h.next_attempt_at - now() > interval '0'
           -- Behind a head waiting for its retry, always; behind one in flight (next_attempt_at is its
           -- claim's lease) only when such rows filled the whole scan and nothing could be claimed:
           -- those heads finish within moments, and deferring costs an update now and a release later.
@@ -127,15 +129,16 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
        UPDATE webhook_deliveries s
           SET next_attempt_at = waiting_heads.next_attempt_at
          FROM judged JOIN waiting_heads ON waiting_heads.id = judged.head_id
-        WHERE s.id = judged.id AND s.id <> judged.head_id AND s.status = 'PENDING' AND now() - s.next_attempt_at >= interval '0'
+        WHERE s.id = ANY (ARRAY(SELECT judged.id FROM judged JOIN waiting_heads ON waiting_heads.id = judged.head_id))
+          AND s.id = judged.id AND s.id <> judged.head_id AND s.status::text = 'PENDING' AND now() - s.next_attempt_at >= interval '0'
        RETURNING 1
      ), claimed AS (
        UPDATE webhook_deliveries d
           SET next_attempt_at = now() + $4::int * interval '1 millisecond',
               attempt_count = d.attempt_count + 1,
               last_attempt_at = now()
-         FROM picked, webhook_events ev, webhook_endpoints ep
-        WHERE d.id = picked.id AND ev.id = d.event_id AND ep.id = d.endpoint_id
+         FROM webhook_events ev, webhook_endpoints ep
+        WHERE d.id = ANY (ARRAY(SELECT picked.id FROM picked)) AND ev.id = d.event_id AND ep.id = d.endpoint_id
        RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.subscription_id, d.version, d.attempt_count,
                  ep.url, ev.body, ep.secret_ciphertext,
                  CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret_ciphertext END AS previous_secret_ciphertext,

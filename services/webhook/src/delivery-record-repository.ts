@@ -114,7 +114,7 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
               next_attempt_at = CASE i.kind WHEN 'retry' THEN now() + i.delay_ms * interval '1 millisecond'
                                             WHEN 'gone' THEN d.next_attempt_at ELSE now() END
          FROM input i
-        WHERE d.id = i.delivery_id AND d.status = 'PENDING'
+        WHERE d.id = i.delivery_id AND d.status::text = 'PENDING'
        RETURNING 1
      ), endpoints AS (
        UPDATE webhook_endpoints ep
@@ -166,9 +166,8 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
  */
 async function releaseNextHeads(client: PoolClient, finished: readonly ClaimedDelivery[]): Promise<void> {
   await client.query(
-    // "next_attempt_at - now() > 0" rather than "next_attempt_at > now()": not an index condition, so
-    // the planner cannot choose to walk every future row of webhook_deliveries_due_order instead of
-    // the primary key.
+    // "status::text", "next_attempt_at - now() > 0": no partial index or time range applies, so the
+    // planner cannot choose to walk every pending row instead of the primary key (stale statistics).
     `UPDATE webhook_deliveries s SET next_attempt_at = now()
        FROM unnest($1::text[], $2::text[]) AS g (endpoint_id, subscription_id)
       CROSS JOIN LATERAL (
@@ -176,7 +175,7 @@ async function releaseNextHeads(client: PoolClient, finished: readonly ClaimedDe
              WHERE n.endpoint_id = g.endpoint_id AND n.subscription_id = g.subscription_id AND n.status = 'PENDING'
              ORDER BY n.version, n.id
              LIMIT 1) AS next
-      WHERE s.id = next.id AND s.status = 'PENDING' AND s.attempt_count = 0 AND s.next_attempt_at - now() > interval '0'`,
+      WHERE s.id = next.id AND s.status::text = 'PENDING' AND s.attempt_count = 0 AND s.next_attempt_at - now() > interval '0'`,
     [finished.map((d) => d.endpointId), finished.map((d) => d.subscriptionId)],
   );
 }
