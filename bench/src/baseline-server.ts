@@ -4,11 +4,20 @@ import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { subscriptionStatusToDb } from "@subdata/query/db-enums";
-import { cursorToPosition, positionToCursor, splitPage } from "@subdata/query/keyset";
 import { orderMessage } from "@subdata/query/order-message";
 import { createOrderRepository, createSubscriptionRepository } from "@subdata/query";
 import { chargeMessage, subscriptionMessage } from "@subdata/query/subscription-message";
-import { createPageTokenCodec, type PageTokenBinding, type Pool, renderCharge, renderOrder, renderSubscription } from "@subdata/runtime";
+import {
+  createPageTokenCodec,
+  cursorToPosition,
+  type PageTokenBinding,
+  type Pool,
+  positionToCursor,
+  renderCharge,
+  renderOrder,
+  renderSubscription,
+  splitPage,
+} from "@subdata/runtime";
 
 /**
  * The floor the architecture is judged against: one node:http process over one pg pool, serving the
@@ -82,7 +91,7 @@ export function createBaselineServer(deps: BaselineDeps): Server {
       const size = pageSize(params);
       const binding: PageTokenBinding = { method: SUBSCRIPTIONS_METHOD, merchantId, filter: { status: status ?? "" } };
       const rows = await subscriptions.list({ merchantId, status, after: decodeCursor(params, binding), limit: size + 1 });
-      const { page, next } = splitPage(rows, size);
+      const { page, next } = splitPage(rows, size, (row) => ({ at: row.created_at, id: row.id }));
       const nextCursor = next === null ? null : tokens.encode(binding, cursorToPosition(next));
       return { object: "list", data: page.map((row) => renderSubscription(subscriptionMessage(row))), has_more: nextCursor !== null, next_cursor: nextCursor };
     }
@@ -91,7 +100,7 @@ export function createBaselineServer(deps: BaselineDeps): Server {
       const size = pageSize(params);
       const binding: PageTokenBinding = { method: ORDERS_METHOD, merchantId, filter: { subscription_id: subscriptionId ?? "" } };
       const rows = await orders.list({ merchantId, subscriptionId, after: decodeCursor(params, binding), limit: size + 1 });
-      const { page, next } = splitPage(rows, size);
+      const { page, next } = splitPage(rows, size, (row) => ({ at: row.created_at, id: row.id }));
       const nextCursor = next === null ? null : tokens.encode(binding, cursorToPosition(next));
       return { object: "list", data: page.map((row) => renderOrder(orderMessage(row))), has_more: nextCursor !== null, next_cursor: nextCursor };
     }

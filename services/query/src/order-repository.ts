@@ -1,5 +1,5 @@
+import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
-import type { KeysetCursor } from "./keyset.ts";
 
 /** A line item as aggregated to JSON inside the order's row (bigints as text, so never rounded). */
 export interface LineItemRow {
@@ -86,7 +86,7 @@ export function createOrderRepository(pool: Pool): OrderRepository {
       const statement = query.after === null ? variants.first : variants.after;
       const values: unknown[] = [query.merchantId];
       if (query.subscriptionId !== null) values.push(query.subscriptionId);
-      if (query.after !== null) values.push(query.after.createdAt, query.after.id);
+      if (query.after !== null) values.push(query.after.at, query.after.id);
       values.push(query.limit);
       const result = await pool.query<OrderRow>({ ...statement, values });
       return result.rows;

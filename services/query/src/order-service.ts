@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, type PageTokenBinding, type PageTokenCodec, resolvePageSize } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, type PageTokenBinding, type PageTokenCodec, positionToCursor, resolvePageSize, splitPage } from "@subdata/runtime";
 import { ListOrdersResponseSchema, OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
-import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
 import { orderMessage } from "./order-message.ts";
 import type { OrderRepository } from "./order-repository.ts";
 import { jsonArray, orderJson, utf8 } from "./public-json.ts";
@@ -30,7 +29,7 @@ export function createOrderService(deps: OrderServiceDeps): ServiceImpl<typeof O
 
       // A foreign or unknown subscription id simply matches no rows: merchant_id = $1 scopes them all.
       const rows = await deps.orders.list({ merchantId, subscriptionId, after, limit: pageSize + 1 });
-      const { page, next } = splitPage(rows, pageSize);
+      const { page, next } = splitPage(rows, pageSize, (row) => ({ at: row.created_at, id: row.id }));
       const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
       if (request.renderPublicJson) {
         return create(ListOrdersResponseSchema, {

@@ -94,7 +94,7 @@ describe("SubscriptionService in memory", () => {
       status: SubscriptionStatus.ACTIVE,
       pageToken: first.nextPageToken,
     });
-    expect(listCalls[1]?.after).toEqual({ createdAt: "2026-01-01 00:00:00.000001+00", id: "sub_2" });
+    expect(listCalls[1]?.after).toEqual({ at: "2026-01-01 00:00:00.000001+00", id: "sub_2" });
     expect(second.subscriptions.map((s) => s.id)).toEqual(["sub_3"]);
     expect(second.nextPageToken).toBe("");
   });

@@ -1,5 +1,5 @@
+import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
-import type { KeysetCursor } from "./keyset.ts";
 
 /** A subscription with its customer and plan, as the pool returns it (timestamps as exact text). */
 export interface SubscriptionRow {
@@ -131,7 +131,7 @@ export function createSubscriptionRepository(pool: Pool): SubscriptionRepository
       const statement = query.after === null ? variants.first : variants.after;
       const values: unknown[] = [query.merchantId];
       if (query.status !== null) values.push(query.status);
-      if (query.after !== null) values.push(query.after.createdAt, query.after.id);
+      if (query.after !== null) values.push(query.after.at, query.after.id);
       values.push(query.limit);
       const result = await pool.query<SubscriptionRow>({ ...statement, values });
       return result.rows;

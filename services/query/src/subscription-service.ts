@@ -1,13 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, resolvePageSize } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, resolvePageSize, splitPage } from "@subdata/runtime";
 import {
   GetSubscriptionResponseSchema,
   ListSubscriptionsResponseSchema,
   SubscriptionService,
 } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { subscriptionStatusToDb } from "./db-enums.ts";
-import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
 import { jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
 import { isIdWithPrefix, requireMerchantId } from "./request-fields.ts";
 import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";
@@ -34,7 +33,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Servic
       const after = request.pageToken === "" ? null : positionToCursor(deps.pageTokens.decode(request.pageToken, binding));
 
       const rows = await deps.subscriptions.list({ merchantId, status, after, limit: pageSize + 1 });
-      const { page, next } = splitPage(rows, pageSize);
+      const { page, next } = splitPage(rows, pageSize, (row) => ({ at: row.created_at, id: row.id }));
       const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
       if (request.renderPublicJson) {
         return create(ListSubscriptionsResponseSchema, {

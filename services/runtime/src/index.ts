@@ -10,6 +10,7 @@ export { connectCodeName, errorDetailOf, errorWithReason, ErrorReason, invalidAr
 export { createHealthService, createHealthState, type HealthState } from "./health.ts";
 export { createLogger, redactedPaths, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";
+export { cursorToPosition, positionToCursor, splitPage, type KeysetCursor } from "./keyset.ts";
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, resolvePageSize } from "./page-size.ts";
 export { createPool, type Pool, type PoolClient, type PoolOptions } from "./pg.ts";
 export { requireServiceCredential, sendServiceCredential } from "./service-credential.ts";

@@ -1,5 +1,5 @@
+import { type KeysetCursor } from "@subdata/runtime";
 import type { Queryable } from "./endpoint-repository.ts";
-import type { KeysetCursor } from "./keyset-page.ts";
 
 export type DeliveryStatusText = "PENDING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
 

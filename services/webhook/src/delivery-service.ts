@@ -7,12 +7,11 @@ import {
   ResendEventResponseSchema,
   WebhookDeliveryService,
 } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
-import { invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, resolvePageSize, splitPage, timestampToDate, timestampToPgText } from "@subdata/runtime";
 import { attemptMessage, deliveryMessage, deliveryStatusFilter } from "./delivery-message.ts";
 import type { DeliveryQueryRepository } from "./delivery-query-repository.ts";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
 import type { EndpointRepository, EndpointRow } from "./endpoint-repository.ts";
-import { cursorToPosition, positionToCursor, splitPage } from "./keyset-page.ts";
 import { endpointDisabled, requireId, requireMerchantId } from "./request-fields.ts";
 
 export interface DeliveryServiceDeps {

@@ -1,5 +1,5 @@
+import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
-import type { KeysetCursor } from "./keyset-page.ts";
 
 /** What repositories need from a pool. */
 export type Queryable = Pick<Pool, "query">;

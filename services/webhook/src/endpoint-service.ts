@@ -11,12 +11,11 @@ import {
   UpdateEndpointResponseSchema,
   WebhookEndpointService,
 } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, resolvePageSize } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, resolvePageSize, splitPage } from "@subdata/runtime";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
 import { endpointMessage, endpointStatusToDb } from "./endpoint-message.ts";
 import type { EndpointChanges, EndpointRepository, EndpointRow } from "./endpoint-repository.ts";
 import { eventTypeNamesOf } from "./event-type-names.ts";
-import { cursorToPosition, positionToCursor, splitPage } from "./keyset-page.ts";
 import { endpointDisabled, newId, requireId, requireMerchantId } from "./request-fields.ts";
 import type { SecretBox } from "./secret-box.ts";
 import { generateSigningSecret } from "./secret-box.ts";
