@@ -7,35 +7,21 @@ import {
   ListSubscriptionsResponseSchema,
 } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { errorDetailOf } from "@subdata/runtime";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createFixtures, type Fixtures } from "../support/fixtures.ts";
-import { type RunningQueryServer, startQueryServer } from "../support/query-server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useQueryHarness } from "../support/query-server.ts";
 import { expectEveryMoneyHasCurrency, rpcError } from "./assertions.ts";
 
 type ListInit = MessageInitShape<typeof ListSubscriptionsRequestSchema>;
 
 describe("ListSubscriptions", () => {
-  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
-  let fixtures: Fixtures;
-  let query: RunningQueryServer;
-
-  beforeAll(async () => {
-    fixtures = createFixtures(admin);
-    query = await startQueryServer();
-  });
-
-  afterAll(async () => {
-    await query?.stop();
-    await admin.end();
-  });
+  const harness = useQueryHarness();
 
   /** Every page of a walk, with `between` run after each page (to change data mid-walk). */
   async function walk(init: ListInit, between: (pageIndex: number) => Promise<void> = async () => {}) {
     const ids: string[] = [];
     let pageToken = "";
     for (let pageIndex = 0; pageIndex < 200; pageIndex++) {
-      const page = await query.subscriptions.listSubscriptions({ ...init, pageToken });
+      const page = await harness.query.subscriptions.listSubscriptions({ ...init, pageToken });
       expect(page.subscriptions.length).toBeLessThanOrEqual(init.pageSize || 50);
       for (const subscription of page.subscriptions) {
         expect(subscription.merchantId).toBe(init.merchantId);
@@ -52,7 +38,7 @@ describe("ListSubscriptions", () => {
 
   /** The merchant's ids in keyset order, as Postgres sorts them. */
   async function idsInKeysetOrder(merchantId: string, status?: string): Promise<string[]> {
-    const result = await admin.query(
+    const result = await harness.admin.query(
       "SELECT id FROM subscriptions WHERE merchant_id = $1 AND ($2::subscription_status IS NULL OR status = $2) ORDER BY created_at, id",
       [merchantId, status ?? null],
     );
@@ -60,13 +46,13 @@ describe("ListSubscriptions", () => {
   }
 
   it("returns rows that share a created_at microsecond, or differ by one, neither skipped nor repeated", async () => {
-    const merchantId = await fixtures.merchant();
-    const customerId = await fixtures.customer(merchantId);
-    const planId = await fixtures.plan(merchantId);
+    const merchantId = await harness.fixtures.merchant();
+    const customerId = await harness.fixtures.customer(merchantId);
+    const planId = await harness.fixtures.plan(merchantId);
     const base = { merchantId, customerId, planId };
-    for (let i = 0; i < 11; i++) await fixtures.subscription({ ...base, createdAt: "2026-03-01 10:00:00.000500+00" });
+    for (let i = 0; i < 11; i++) await harness.fixtures.subscription({ ...base, createdAt: "2026-03-01 10:00:00.000500+00" });
     // Same millisecond, one microsecond apart: a Date-based cursor would merge them.
-    for (let i = 0; i < 6; i++) await fixtures.subscription({ ...base, createdAt: `2026-03-01 10:00:00.00050${i}+00` });
+    for (let i = 0; i < 6; i++) await harness.fixtures.subscription({ ...base, createdAt: `2026-03-01 10:00:00.00050${i}+00` });
 
     const expected = await idsInKeysetOrder(merchantId);
     expect(expected).toHaveLength(17);
@@ -76,9 +62,9 @@ describe("ListSubscriptions", () => {
   });
 
   it("returns every row that matched throughout a walk exactly once while rows are inserted, deleted and change status", async () => {
-    const merchantId = await fixtures.merchant();
-    const customerId = await fixtures.customer(merchantId);
-    const planId = await fixtures.plan(merchantId);
+    const merchantId = await harness.fixtures.merchant();
+    const customerId = await harness.fixtures.customer(merchantId);
+    const planId = await harness.fixtures.plan(merchantId);
     const base = { merchantId, customerId, planId };
     const statuses = ["ACTIVE", "PAUSED", "ACTIVE", "CANCELLED"] as const;
     const created: Array<{ id: string; status: string }> = [];
@@ -86,7 +72,7 @@ describe("ListSubscriptions", () => {
       const status = statuses[i % statuses.length]!;
       // Groups of four share a microsecond, so page boundaries fall inside ties.
       const micros = String(Math.floor(i / 4)).padStart(6, "0");
-      const row = await fixtures.subscription({ ...base, status, createdAt: `2026-04-01 00:00:00.${micros}+00` });
+      const row = await harness.fixtures.subscription({ ...base, status, createdAt: `2026-04-01 00:00:00.${micros}+00` });
       created.push({ id: row.id, status });
     }
     // Every third row is changed during the walks; the rest are left alone.
@@ -98,17 +84,17 @@ describe("ListSubscriptions", () => {
       const target = step % 2 === 0 ? volatile.pop() : volatile.shift();
       if (target !== undefined) {
         if (Math.floor(step / 2) % 2 === 0) {
-          await admin.query("DELETE FROM subscriptions WHERE id = $1", [target.id]);
+          await harness.admin.query("DELETE FROM subscriptions WHERE id = $1", [target.id]);
         } else {
-          await admin.query(
+          await harness.admin.query(
             "UPDATE subscriptions SET status = CASE WHEN status = 'ACTIVE' THEN 'PAUSED' ELSE 'ACTIVE' END::subscription_status WHERE id = $1",
             [target.id],
           );
         }
       }
       // New rows: one inside the fixed tie groups (before or after the cursor), one created now.
-      await fixtures.subscription({ ...base, status: "ACTIVE", createdAt: "2026-04-01 00:00:00.000005+00" });
-      await fixtures.subscription({ ...base, status: "ACTIVE" });
+      await harness.fixtures.subscription({ ...base, status: "ACTIVE", createdAt: "2026-04-01 00:00:00.000005+00" });
+      await harness.fixtures.subscription({ ...base, status: "ACTIVE" });
     };
 
     const everything = await walk({ merchantId, pageSize: 7 }, mutate);
@@ -125,34 +111,34 @@ describe("ListSubscriptions", () => {
   });
 
   it("filters by status, and UNSPECIFIED lists every status", async () => {
-    const merchantId = await fixtures.merchant();
-    const paused = await fixtures.subscription({ merchantId, status: "PAUSED" });
-    const trialing = await fixtures.subscription({ merchantId, status: "TRIALING" });
-    const onlyPaused = await query.subscriptions.listSubscriptions({ merchantId, status: SubscriptionStatus.PAUSED });
+    const merchantId = await harness.fixtures.merchant();
+    const paused = await harness.fixtures.subscription({ merchantId, status: "PAUSED" });
+    const trialing = await harness.fixtures.subscription({ merchantId, status: "TRIALING" });
+    const onlyPaused = await harness.query.subscriptions.listSubscriptions({ merchantId, status: SubscriptionStatus.PAUSED });
     expect(onlyPaused.subscriptions.map((s) => s.id)).toEqual([paused.id]);
     expect(onlyPaused.subscriptions[0]!.status).toBe(SubscriptionStatus.PAUSED);
     expect(onlyPaused.nextPageToken).toBe("");
-    const all = await query.subscriptions.listSubscriptions({ merchantId });
+    const all = await harness.query.subscriptions.listSubscriptions({ merchantId });
     expect(all.subscriptions.map((s) => s.id).sort()).toEqual([paused.id, trialing.id].sort());
   });
 
   it("never lists another merchant's subscriptions", async () => {
-    const mine = await fixtures.merchant();
-    const theirs = await fixtures.merchant();
-    const own = await fixtures.subscription({ merchantId: mine });
-    await fixtures.subscription({ merchantId: theirs });
-    const page = await query.subscriptions.listSubscriptions({ merchantId: mine });
+    const mine = await harness.fixtures.merchant();
+    const theirs = await harness.fixtures.merchant();
+    const own = await harness.fixtures.subscription({ merchantId: mine });
+    await harness.fixtures.subscription({ merchantId: theirs });
+    const page = await harness.query.subscriptions.listSubscriptions({ merchantId: mine });
     expect(page.subscriptions.map((s) => s.id)).toEqual([own.id]);
-    const unknown = await query.subscriptions.listSubscriptions({ merchantId: "mer_doesnotexist" });
+    const unknown = await harness.query.subscriptions.listSubscriptions({ merchantId: "mer_doesnotexist" });
     expect(unknown.subscriptions).toEqual([]);
     expect(unknown.nextPageToken).toBe("");
   });
 
   it("maps every column, with exact microseconds and the customer and plan", async () => {
-    const merchantId = await fixtures.merchant();
-    const customerId = await fixtures.customer(merchantId, { email: "ada@example.com", name: "Ada" });
-    const planId = await fixtures.plan(merchantId, { name: "Quarterly box", interval: "MONTH", intervalCount: 3 });
-    const row = await fixtures.subscription({
+    const merchantId = await harness.fixtures.merchant();
+    const customerId = await harness.fixtures.customer(merchantId, { email: "ada@example.com", name: "Ada" });
+    const planId = await harness.fixtures.plan(merchantId, { name: "Quarterly box", interval: "MONTH", intervalCount: 3 });
+    const row = await harness.fixtures.subscription({
       merchantId,
       customerId,
       planId,
@@ -166,7 +152,7 @@ describe("ListSubscriptions", () => {
       cancelledAt: "2026-06-01 00:00:00.000001+00",
       cancellationReason: "too many boxes",
     });
-    const [subscription] = (await query.subscriptions.listSubscriptions({ merchantId })).subscriptions;
+    const [subscription] = (await harness.query.subscriptions.listSubscriptions({ merchantId })).subscriptions;
     expect(subscription).toMatchObject({
       id: row.id,
       merchantId,
@@ -186,12 +172,12 @@ describe("ListSubscriptions", () => {
   });
 
   it("returns JPY and KWD prices with their currency and exact minor units, and every Money has a currency", async () => {
-    const merchantId = await fixtures.merchant();
-    await fixtures.subscription({ merchantId, priceMinor: 1500, currency: "JPY", createdAt: "2026-01-01 00:00:00+00" });
-    await fixtures.subscription({ merchantId, priceMinor: 1250, currency: "KWD", createdAt: "2026-01-01 00:00:01+00" });
+    const merchantId = await harness.fixtures.merchant();
+    await harness.fixtures.subscription({ merchantId, priceMinor: 1500, currency: "JPY", createdAt: "2026-01-01 00:00:00+00" });
+    await harness.fixtures.subscription({ merchantId, priceMinor: 1250, currency: "KWD", createdAt: "2026-01-01 00:00:01+00" });
     // Beyond a double's exact range: must not be rounded anywhere on the way.
-    await fixtures.subscription({ merchantId, priceMinor: 9007199254740993n, currency: "USD", createdAt: "2026-01-01 00:00:02+00" });
-    const page = await query.subscriptions.listSubscriptions({ merchantId });
+    await harness.fixtures.subscription({ merchantId, priceMinor: 9007199254740993n, currency: "USD", createdAt: "2026-01-01 00:00:02+00" });
+    const page = await harness.query.subscriptions.listSubscriptions({ merchantId });
     expect(page.subscriptions.map((s) => s.price)).toMatchObject([
       { amountMinor: 1500n, currencyCode: "JPY" },
       { amountMinor: 1250n, currencyCode: "KWD" },
@@ -206,11 +192,11 @@ describe("ListSubscriptions", () => {
     let token = "";
 
     beforeAll(async () => {
-      merchantId = await fixtures.merchant();
-      otherMerchantId = await fixtures.merchant();
-      for (let i = 0; i < 3; i++) await fixtures.subscription({ merchantId, status: "ACTIVE" });
-      for (let i = 0; i < 3; i++) await fixtures.subscription({ merchantId: otherMerchantId, status: "ACTIVE" });
-      const first = await query.subscriptions.listSubscriptions({ merchantId, pageSize: 1, status: SubscriptionStatus.ACTIVE });
+      merchantId = await harness.fixtures.merchant();
+      otherMerchantId = await harness.fixtures.merchant();
+      for (let i = 0; i < 3; i++) await harness.fixtures.subscription({ merchantId, status: "ACTIVE" });
+      for (let i = 0; i < 3; i++) await harness.fixtures.subscription({ merchantId: otherMerchantId, status: "ACTIVE" });
+      const first = await harness.query.subscriptions.listSubscriptions({ merchantId, pageSize: 1, status: SubscriptionStatus.ACTIVE });
       token = first.nextPageToken;
       expect(token).not.toBe("");
     });
@@ -224,13 +210,13 @@ describe("ListSubscriptions", () => {
     ];
 
     it.each(refusals)("when the token %s, the list answers INVALID_ARGUMENT with reason INVALID_PAGE_TOKEN", async (_, request) => {
-      const error = await rpcError(query.subscriptions.listSubscriptions({ pageSize: 1, ...request() }));
+      const error = await rpcError(harness.query.subscriptions.listSubscriptions({ pageSize: 1, ...request() }));
       expect(error.code).toBe(Code.InvalidArgument);
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
     });
 
     it("accepts the token with the same merchant and filter, whatever the page size", async () => {
-      const next = await query.subscriptions.listSubscriptions({ merchantId, status: SubscriptionStatus.ACTIVE, pageSize: 5, pageToken: token });
+      const next = await harness.query.subscriptions.listSubscriptions({ merchantId, status: SubscriptionStatus.ACTIVE, pageSize: 5, pageToken: token });
       expect(next.subscriptions).toHaveLength(2);
       expect(next.nextPageToken).toBe("");
     });
@@ -242,24 +228,24 @@ describe("ListSubscriptions", () => {
     ["page_size", { pageSize: -1 }],
     ["status", { status: 99 as SubscriptionStatus }],
   ])("refuses a bad %s with INVALID_ARGUMENT naming the field", async (field, request) => {
-    const error = await rpcError(query.subscriptions.listSubscriptions({ merchantId: "mer_x", ...request }));
+    const error = await rpcError(harness.query.subscriptions.listSubscriptions({ merchantId: "mer_x", ...request }));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(errorDetailOf(error)).toMatchObject({ reason: ErrorReason.INVALID_ARGUMENT, fieldViolations: [{ field }] });
   });
 
   it("answers 50 rows for page_size 0 and up to 200 when asked", async () => {
-    const merchantId = await fixtures.merchant();
-    const customerId = await fixtures.customer(merchantId);
-    const planId = await fixtures.plan(merchantId);
-    await admin.query(
+    const merchantId = await harness.fixtures.merchant();
+    const customerId = await harness.fixtures.customer(merchantId);
+    const planId = await harness.fixtures.plan(merchantId);
+    await harness.admin.query(
       `INSERT INTO subscriptions (merchant_id, customer_id, plan_id, status, price_minor, currency, current_period_start, current_period_end)
        SELECT $1, $2, $3, 'ACTIVE', 100, 'USD', now(), now() + interval '1 month' FROM generate_series(1, 201)`,
       [merchantId, customerId, planId],
     );
-    expect((await query.subscriptions.listSubscriptions({ merchantId })).subscriptions).toHaveLength(50);
-    const largest = await query.subscriptions.listSubscriptions({ merchantId, pageSize: 200 });
+    expect((await harness.query.subscriptions.listSubscriptions({ merchantId })).subscriptions).toHaveLength(50);
+    const largest = await harness.query.subscriptions.listSubscriptions({ merchantId, pageSize: 200 });
     expect(largest.subscriptions).toHaveLength(200);
-    const rest = await query.subscriptions.listSubscriptions({ merchantId, pageSize: 200, pageToken: largest.nextPageToken });
+    const rest = await harness.query.subscriptions.listSubscriptions({ merchantId, pageSize: 200, pageToken: largest.nextPageToken });
     expect(rest.subscriptions).toHaveLength(1);
     expect(rest.nextPageToken).toBe("");
   });

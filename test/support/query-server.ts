@@ -4,7 +4,9 @@ import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createQueryServer } from "@subdata/query";
 import { createLogger, createPool, createServiceTransport, type Pool } from "@subdata/runtime";
-import { inject } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, inject } from "vitest";
+import { createFixtures, type Fixtures } from "./fixtures.ts";
 
 export interface RunningQueryServer {
   /** h2c base URL, e.g. "http://127.0.0.1:40123". */
@@ -55,4 +57,29 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
       await pool.end();
     },
   };
+}
+
+/** What a query-service test file works with; filled in by the file's beforeAll. */
+export interface QueryTestHarness {
+  /** Superuser pool on this run's database, for fixtures and assertions. */
+  readonly admin: pg.Pool;
+  readonly fixtures: Fixtures;
+  readonly query: RunningQueryServer;
+}
+
+/**
+ * Registers the beforeAll/afterAll every query-service test file needs: an admin pool with fixtures and
+ * the real query server; everything is closed after the file.
+ */
+export function useQueryHarness(): QueryTestHarness {
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
+  const harness = { admin, fixtures: createFixtures(admin) } as { admin: pg.Pool; fixtures: Fixtures; query: RunningQueryServer };
+  beforeAll(async () => {
+    harness.query = await startQueryServer();
+  });
+  afterAll(async () => {
+    await harness.query?.stop();
+    await admin.end();
+  });
+  return harness;
 }
