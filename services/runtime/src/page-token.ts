@@ -48,7 +48,11 @@ export function createPageTokenCodec(secret: string): PageTokenCodec {
       const dot = token.indexOf(".");
       if (dot <= 0 || token.length > 2048) throw invalidPageToken();
       const payload = token.slice(0, dot);
-      const presented = Buffer.from(token.slice(dot + 1), "base64url");
+      const signature = token.slice(dot + 1);
+      const presented = Buffer.from(signature, "base64url");
+      // Base64 decoding ignores stray characters and the last character's spare bits, so several
+      // spellings decode to one MAC: only the canonical spelling is ours.
+      if (presented.toString("base64url") !== signature) throw invalidPageToken();
       const expected = mac(binding, payload);
       if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw invalidPageToken();
       let position: unknown;
