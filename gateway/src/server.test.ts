@@ -305,6 +305,41 @@ describe("audit", () => {
     openapi.validate("/subscriptions", "get", response);
   });
 
+  it("sends the reads that arrive while an audit call is in flight together in the next call", async () => {
+    seed(1);
+    let releaseFirst!: () => void;
+    let firstHeld = false;
+    t.fake.behaviour.recordRead = () => {
+      if (firstHeld) return Promise.resolve();
+      firstHeld = true;
+      return new Promise<void>((resolve) => (releaseFirst = resolve));
+    };
+    const first = get("/subscriptions");
+    await expect.poll(() => firstHeld).toBe(true);
+    const rest = Array.from({ length: 5 }, () => get("/subscriptions"));
+    // Let the five pass their query call and reach their audit write while the first is still held.
+    await expect.poll(() => t.fake.listSubscriptionCalls.length).toBe(6);
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    releaseFirst();
+    const responses = await Promise.all([first, ...rest]);
+    expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(t.fake.auditBatches).toEqual([1, 5]);
+    expect(t.fake.audits).toHaveLength(6);
+  });
+
+  it("answers 503 for a read the audit service refused, and 200 for the others of its batch", async () => {
+    seed(1);
+    t.fake.behaviour.refuseRead = (read) => (read.userAgent === "refuse-me" ? "user_agent: refused" : undefined);
+    const [refused, served] = await Promise.all([
+      get("/subscriptions", { ...auth, "user-agent": "refuse-me" }),
+      get("/subscriptions", { ...auth, "user-agent": "fine" }),
+    ]);
+    expect(refused.statusCode).toBe(503);
+    expect(refused.body).not.toContain("sub_a0");
+    expect(served.statusCode).toBe(200);
+    expect(t.fake.audits.map((read) => read.userAgent)).toEqual(["fine"]);
+  });
+
   it("answers 503 even when the audit service fails with a non-Unavailable error", async () => {
     t.fake.behaviour.recordRead = async () => {
       throw new ConnectError("disk full", Code.Internal);

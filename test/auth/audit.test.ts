@@ -104,6 +104,38 @@ describe("the audit service", () => {
     }
   });
 
+  it("records a RecordReads batch in one INSERT, refusing only its invalid reads", async () => {
+    const merchantId = await fixtures.merchant();
+    const statementsBefore = auth.statements.length;
+    const reads = [
+      read(merchantId, "key_batch", { resultCount: 1 }),
+      read(merchantId, "key_batch", { status: 0 }),
+      read(merchantId, "key_batch", { resultCount: 3, userAgent: "agent\u0000with NUL" }),
+      read(merchantId, "", { resultCount: 4 }),
+    ];
+    const { results } = await auth.audit.recordReads({ reads });
+    expect(results.map((result) => result.outcome.case)).toEqual(["auditEventId", "invalidReason", "auditEventId", "invalidReason"]);
+    expect(results[1]?.outcome.value).toContain("status");
+    expect(results[3]?.outcome.value).toContain("api_key_id");
+    const rows = await admin.query("SELECT id, result_count, user_agent FROM audit_events WHERE merchant_id = $1 ORDER BY result_count", [merchantId]);
+    expect(rows.rows).toEqual([
+      { id: results[0]?.outcome.value, result_count: 1, user_agent: "curl/8.5" },
+      { id: results[2]?.outcome.value, result_count: 3, user_agent: "agentwith NUL" },
+    ]);
+    const inserts = auth.statements.slice(statementsBefore).filter((sql) => /INSERT INTO audit_events/.test(sql));
+    expect(inserts).toHaveLength(1);
+  });
+
+  it("refuses an empty or oversized RecordReads call", async () => {
+    const merchantId = await fixtures.merchant();
+    for (const reads of [[], Array.from({ length: 1_001 }, () => read(merchantId, "key_many"))]) {
+      const error = await rejection(auth.audit.recordReads({ reads }));
+      expect(error.code).toBe(Code.InvalidArgument);
+    }
+    const rows = await admin.query("SELECT count(*)::int AS n FROM audit_events WHERE merchant_id = $1", [merchantId]);
+    expect(rows.rows[0].n).toBe(0);
+  });
+
   it("lists one merchant's events oldest first, by key when asked, page by page", async () => {
     const merchantId = await fixtures.merchant();
     const other = await fixtures.merchant();
@@ -166,6 +198,8 @@ describe("when the audit log cannot be written", () => {
       const error = await rejection(auth.audit.recordRead(read(merchantId, "key_down")));
       expect(error.code).toBe(Code.Unavailable);
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.DEPENDENCY_UNAVAILABLE);
+      const batch = await rejection(auth.audit.recordReads({ reads: [read(merchantId, "key_down"), read(merchantId, "key_down")] }));
+      expect(batch.code).toBe(Code.Unavailable);
       failInserts = false;
       await auth.audit.recordRead(read(merchantId, "key_down"));
       const rows = await admin.query("SELECT count(*)::int AS n FROM audit_events WHERE merchant_id = $1", [merchantId]);

@@ -141,7 +141,7 @@ describe("gateway lifecycle under load", () => {
     expect(sample(queryMetrics, "subdata_rpc_server_duration_seconds_count", { rpc_method: "ListSubscriptions" })).toBeGreaterThan(0);
     expect(sample(queryMetrics, "subdata_db_pool_connections", { state: "waiting" })).toBeDefined();
     expect(sample(queryMetrics, "process_resident_memory_bytes")).toBeGreaterThan(0);
-    expect(sample(authMetrics, "subdata_rpc_server_requests_total", { rpc_method: "RecordRead", code: "ok" })).toBeGreaterThan(0);
+    expect(sample(authMetrics, "subdata_rpc_server_requests_total", { rpc_method: "RecordReads", code: "ok" })).toBeGreaterThan(0);
     expect(sample(authMetrics, "subdata_audit_batch_size_count", { outcome: "ok" })).toBeGreaterThan(0);
     expect(sample(authMetrics, "subdata_audit_flushes_total", { outcome: "error" })).toBe(0);
 

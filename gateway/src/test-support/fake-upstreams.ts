@@ -46,11 +46,18 @@ export interface FakeUpstreams {
   orders: Order[];
   authCalls: AuthenticateApiKeyRequest[];
   audits: RecordReadRequest[];
+  /** Reads per RecordReads call, in call order. */
+  auditBatches: number[];
   listSubscriptionCalls: ListSubscriptionsRequest[];
   listOrderCalls: ListOrdersRequest[];
   behaviour: {
-    /** Replace RecordRead (e.g. to fail it, or to hold it). */
+    /**
+     * Replace the write of one read (e.g. to fail it, or to hold it), for RecordRead and for each read
+     * of a RecordReads batch; a failure fails the whole batch, as the real service's INSERT does.
+     */
     recordRead?: (request: RecordReadRequest) => Promise<void>;
+    /** Refuse single reads of a RecordReads batch as invalid (the reason), as the real service does. */
+    refuseRead?: (request: RecordReadRequest) => string | undefined;
     /** Throw this from every query RPC. */
     queryError?: ConnectError;
     /** Throw this from AuthenticateApiKey. */
@@ -129,6 +136,7 @@ export function createFakeUpstreams(): FakeUpstreams {
     orders: [],
     authCalls: [],
     audits: [],
+    auditBatches: [],
     listSubscriptionCalls: [],
     listOrderCalls: [],
     behaviour: {},
@@ -155,6 +163,18 @@ export function createFakeUpstreams(): FakeUpstreams {
         if (fake.behaviour.recordRead) await fake.behaviour.recordRead(request);
         fake.audits.push(request);
         return { auditEventId: `aud_${fake.audits.length}` };
+      },
+      async recordReads(request) {
+        fake.auditBatches.push(request.reads.length);
+        const refusals = request.reads.map((read) => fake.behaviour.refuseRead?.(read));
+        const accepted = request.reads.filter((_, i) => refusals[i] === undefined);
+        await Promise.all(accepted.map((read) => fake.behaviour.recordRead?.(read)));
+        fake.audits.push(...accepted);
+        return {
+          results: refusals.map((reason, i) =>
+            reason === undefined ? { outcome: { case: "auditEventId" as const, value: `aud_${i}` } } : { outcome: { case: "invalidReason" as const, value: reason } },
+          ),
+        };
       },
     });
     service(SubscriptionService, {

@@ -1,12 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument, invalidPageToken, type PageTokenCodec, pgTimestampToProto, resolvePageSize } from "@subdata/runtime";
 import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import {
   AuditService,
   ListAuditEventsResponseSchema,
   RecordReadResponseSchema,
+  RecordReadsResponse_ResultSchema,
+  RecordReadsResponseSchema,
 } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { auditRecordFrom } from "./audit-record.ts";
 import type { AuditEventRow, AuditPosition, AuditRepository } from "./audit-repository.ts";
@@ -18,6 +20,9 @@ export interface AuditServiceDeps {
   auditEvents: Pick<AuditRepository, "list">;
   pageTokens: PageTokenCodec;
 }
+
+/** Reads per RecordReads call at most (the gateway sends what arrived during one round trip). */
+export const MAX_READS_PER_CALL = 1_000;
 
 const LIST_METHOD = `${AuditService.typeName}/ListAuditEvents`;
 
@@ -48,6 +53,26 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
       // Resolves only once the batch holding this row has committed; UNAVAILABLE otherwise.
       await deps.auditWriter.record(record);
       return create(RecordReadResponseSchema, { auditEventId: record.id });
+    },
+
+    async recordReads(request) {
+      if (request.reads.length === 0 || request.reads.length > MAX_READS_PER_CALL) {
+        throw invalidArgument("reads", `must hold 1–${MAX_READS_PER_CALL} reads`);
+      }
+      // Each read stands alone: one the gateway got wrong is refused, the rest are still recorded.
+      const results = request.reads.map((read) => {
+        try {
+          const record = auditRecordFrom(read, newId("aud"));
+          return { record, result: create(RecordReadsResponse_ResultSchema, { outcome: { case: "auditEventId", value: record.id } }) };
+        } catch (error) {
+          const reason = error instanceof ConnectError ? error.rawMessage : "invalid read";
+          return { record: undefined, result: create(RecordReadsResponse_ResultSchema, { outcome: { case: "invalidReason", value: reason } }) };
+        }
+      });
+      const records = results.flatMap((entry) => (entry.record ? [entry.record] : []));
+      // One INSERT for the whole call; UNAVAILABLE (and nothing to serve) when it fails.
+      await deps.auditWriter.recordAll(records);
+      return create(RecordReadsResponseSchema, { results: results.map((entry) => entry.result) });
     },
 
     async listAuditEvents(request) {

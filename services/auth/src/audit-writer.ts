@@ -1,6 +1,6 @@
 import { unavailable, type Logger } from "@subdata/runtime";
 import type { AuditRecord, AuditRepository } from "./audit-repository.ts";
-import { createGroupCommitWriter, type GroupCommitStats } from "./group-commit.ts";
+import { createGroupCommitWriter, type GroupCommitStats } from "@subdata/runtime";
 
 /**
  * Durable audit writes with group commit: RecordRead calls that arrive while an INSERT runs go into the
@@ -9,6 +9,8 @@ import { createGroupCommitWriter, type GroupCommitStats } from "./group-commit.t
  */
 export interface AuditWriter {
   record(record: AuditRecord): Promise<void>;
+  /** Records all of them in the same INSERT; resolves once it committed. */
+  recordAll(records: readonly AuditRecord[]): Promise<void>;
   /** Refuses new records and waits for the queued ones to be written. */
   close(): Promise<void>;
   readonly stats: GroupCommitStats;
@@ -32,16 +34,22 @@ export function createAuditWriter(options: AuditWriterOptions): AuditWriter {
       options.onFlush?.(outcome);
     },
   });
+  const written = async (write: Promise<void>) => {
+    try {
+      await write;
+    } catch (error) {
+      options.logger.warn({ err: error }, "audit write failed");
+      throw unavailable("audit log");
+    }
+  };
   return {
     stats: writer.stats,
     close: () => writer.close(),
     async record(record) {
-      try {
-        await writer.write(record);
-      } catch (error) {
-        options.logger.warn({ err: error }, "audit write failed");
-        throw unavailable("audit log");
-      }
+      await written(writer.write(record));
+    },
+    async recordAll(records) {
+      await written(writer.writeAll(records));
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "@subdata/runtime";
-import { createGroupCommitWriter } from "./group-commit.ts";
+import { createGroupCommitWriter } from "@subdata/runtime";
 import type { SecurityEvent, SecurityEventRepository } from "./security-event-repository.ts";
 
 /**
@@ -20,7 +20,7 @@ function clean(value: string): string {
   return value.replaceAll("\u0000", "").slice(0, MAX_TEXT);
 }
 
-export function createSecurityLog(options: { repository: SecurityEventRepository; logger: Logger; maxBatchSize?: number }): SecurityLog {
+export function createSecurityLog(options: { repository: Pick<SecurityEventRepository, "insertMany">; logger: Logger; maxBatchSize?: number }): SecurityLog {
   const writer = createGroupCommitWriter<SecurityEvent>({
     flush: (events) => options.repository.insertMany(events),
     maxBatchSize: options.maxBatchSize ?? 500,

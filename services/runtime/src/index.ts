@@ -79,3 +79,5 @@ export {
   type SpanKind,
   type SpanRecord,
 } from "./span-exporter.ts";
+export { createUnaryTransport, type UnaryTransport, type UnaryTransportOptions } from "./unary-transport.ts";
+export { createGroupCommitWriter, type GroupCommitOptions, type GroupCommitStats, type GroupCommitWriter, type ItemOutcomes } from "./group-commit.ts";

@@ -4,6 +4,7 @@ import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect
 import { http2Settings } from "./connect-server.ts";
 import { widenConnectionWindow } from "./http2-flow-control.ts";
 import { sendServiceCredential } from "./service-credential.ts";
+import { createUnaryTransport } from "./unary-transport.ts";
 
 export interface ServiceTransportOptions {
   /** e.g. "http://127.0.0.1:8091" (h2c). */
@@ -39,21 +40,30 @@ class WideWindowSessionManager extends Http2SessionManager {
 }
 
 /**
- * A Connect transport to an internal service: one reused HTTP/2 session with large flow-control
- * windows (per stream and per connection), binary protobuf, no compression, the service credential
- * on every call.
+ * A Connect transport to an internal service: unary calls on one reused HTTP/2 session through the
+ * lean client (unary-transport.ts), streaming calls through connect-node's transport; both with large
+ * flow-control windows (per stream and per connection), binary protobuf, no compression, and the
+ * service credential on every call.
  */
 export function createServiceTransport(options: ServiceTransportOptions): ServiceTransport {
+  const interceptors = [...(options.interceptors ?? []), sendServiceCredential(options.serviceToken)];
   const sessionManager = new WideWindowSessionManager(options.baseUrl, { pingIntervalMs: 15_000, idleConnectionTimeoutMs: 60_000 }, {
     settings: http2Settings,
   });
-  const transport = createConnectTransport({
+  const streaming = createConnectTransport({
     baseUrl: options.baseUrl,
     httpVersion: "2",
     useBinaryFormat: true,
     sessionManager,
     acceptCompression: [],
-    interceptors: [...(options.interceptors ?? []), sendServiceCredential(options.serviceToken)],
+    interceptors,
   });
-  return { transport, close: () => sessionManager.abort() };
+  const unary = createUnaryTransport({ baseUrl: options.baseUrl, interceptors, streaming });
+  return {
+    transport: unary.transport,
+    close: () => {
+      unary.close();
+      sessionManager.abort();
+    },
+  };
 }

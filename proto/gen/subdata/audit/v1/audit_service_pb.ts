@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/audit/v1/audit_service.proto.
  */
 export const file_subdata_audit_v1_audit_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRzdWJkYXRhL2F1ZGl0L3YxL2F1ZGl0X3NlcnZpY2UucHJvdG8SEHN1YmRhdGEuYXVkaXQudjEivgIKEVJlY29yZFJlYWRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGbWV0aG9kGAUgASgJEg0KBXJvdXRlGAYgASgJEg0KBXF1ZXJ5GAcgASgJEhQKDHJlc291cmNlX2lkcxgIIAMoCRIUCgxyZXN1bHRfY291bnQYCSABKAUSDgoGc3RhdHVzGAogASgFEhEKCWNsaWVudF9pcBgLIAEoCRISCgp1c2VyX2FnZW50GAwgASgJEioKB2xhdGVuY3kYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iLAoSUmVjb3JkUmVhZFJlc3BvbnNlEhYKDmF1ZGl0X2V2ZW50X2lkGAEgASgJImgKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKYXBpX2tleV9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJmChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIyCgxhdWRpdF9ldmVudHMYASADKAsyHC5zdWJkYXRhLmF1ZGl0LnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMtQBCgxBdWRpdFNlcnZpY2USVwoKUmVjb3JkUmVhZBIjLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZFJlcXVlc3QaJC5zdWJkYXRhLmF1ZGl0LnYxLlJlY29yZFJlYWRSZXNwb25zZRJrCg9MaXN0QXVkaXRFdmVudHMSKC5zdWJkYXRhLmF1ZGl0LnYxLkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QaKS5zdWJkYXRhLmF1ZGl0LnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_subdata_audit_v1_audit_event]);
+  fileDesc("CiRzdWJkYXRhL2F1ZGl0L3YxL2F1ZGl0X3NlcnZpY2UucHJvdG8SEHN1YmRhdGEuYXVkaXQudjEivgIKEVJlY29yZFJlYWRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGbWV0aG9kGAUgASgJEg0KBXJvdXRlGAYgASgJEg0KBXF1ZXJ5GAcgASgJEhQKDHJlc291cmNlX2lkcxgIIAMoCRIUCgxyZXN1bHRfY291bnQYCSABKAUSDgoGc3RhdHVzGAogASgFEhEKCWNsaWVudF9pcBgLIAEoCRISCgp1c2VyX2FnZW50GAwgASgJEioKB2xhdGVuY3kYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iLAoSUmVjb3JkUmVhZFJlc3BvbnNlEhYKDmF1ZGl0X2V2ZW50X2lkGAEgASgJIkgKElJlY29yZFJlYWRzUmVxdWVzdBIyCgVyZWFkcxgBIAMoCzIjLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZFJlcXVlc3QinQEKE1JlY29yZFJlYWRzUmVzcG9uc2USPQoHcmVzdWx0cxgBIAMoCzIsLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZHNSZXNwb25zZS5SZXN1bHQaRwoGUmVzdWx0EhgKDmF1ZGl0X2V2ZW50X2lkGAEgASgJSAASGAoOaW52YWxpZF9yZWFzb24YAiABKAlIAEIJCgdvdXRjb21lImgKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKYXBpX2tleV9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJmChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIyCgxhdWRpdF9ldmVudHMYASADKAsyHC5zdWJkYXRhLmF1ZGl0LnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMrACCgxBdWRpdFNlcnZpY2USVwoKUmVjb3JkUmVhZBIjLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZFJlcXVlc3QaJC5zdWJkYXRhLmF1ZGl0LnYxLlJlY29yZFJlYWRSZXNwb25zZRJaCgtSZWNvcmRSZWFkcxIkLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZHNSZXF1ZXN0GiUuc3ViZGF0YS5hdWRpdC52MS5SZWNvcmRSZWFkc1Jlc3BvbnNlEmsKD0xpc3RBdWRpdEV2ZW50cxIoLnN1YmRhdGEuYXVkaXQudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBopLnN1YmRhdGEuYXVkaXQudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_subdata_audit_v1_audit_event]);
 
 /**
  * RecordReadRequest is the event to record (see AuditEvent for the fields).
@@ -121,6 +121,82 @@ export const RecordReadResponseSchema: GenMessage<RecordReadResponse> = /*@__PUR
   messageDesc(file_subdata_audit_v1_audit_service, 1);
 
 /**
+ * RecordReadsRequest carries the reads to record.
+ *
+ * @generated from message subdata.audit.v1.RecordReadsRequest
+ */
+export type RecordReadsRequest = Message<"subdata.audit.v1.RecordReadsRequest"> & {
+  /**
+   * 1–1,000 reads, each as RecordRead takes it.
+   *
+   * @generated from field: repeated subdata.audit.v1.RecordReadRequest reads = 1;
+   */
+  reads: RecordReadRequest[];
+};
+
+/**
+ * Describes the message subdata.audit.v1.RecordReadsRequest.
+ * Use `create(RecordReadsRequestSchema)` to create a new message.
+ */
+export const RecordReadsRequestSchema: GenMessage<RecordReadsRequest> = /*@__PURE__*/
+  messageDesc(file_subdata_audit_v1_audit_service, 2);
+
+/**
+ * RecordReadsResponse has one result per read, in the order of the request.
+ *
+ * @generated from message subdata.audit.v1.RecordReadsResponse
+ */
+export type RecordReadsResponse = Message<"subdata.audit.v1.RecordReadsResponse"> & {
+  /**
+   * @generated from field: repeated subdata.audit.v1.RecordReadsResponse.Result results = 1;
+   */
+  results: RecordReadsResponse_Result[];
+};
+
+/**
+ * Describes the message subdata.audit.v1.RecordReadsResponse.
+ * Use `create(RecordReadsResponseSchema)` to create a new message.
+ */
+export const RecordReadsResponseSchema: GenMessage<RecordReadsResponse> = /*@__PURE__*/
+  messageDesc(file_subdata_audit_v1_audit_service, 3);
+
+/**
+ * The outcome of one read.
+ *
+ * @generated from message subdata.audit.v1.RecordReadsResponse.Result
+ */
+export type RecordReadsResponse_Result = Message<"subdata.audit.v1.RecordReadsResponse.Result"> & {
+  /**
+   * @generated from oneof subdata.audit.v1.RecordReadsResponse.Result.outcome
+   */
+  outcome: {
+    /**
+     * The read is durable under this id.
+     *
+     * @generated from field: string audit_event_id = 1;
+     */
+    value: string;
+    case: "auditEventId";
+  } | {
+    /**
+     * The read was refused as invalid (what RecordRead would answer INVALID_ARGUMENT with); the
+     * caller must not serve it.
+     *
+     * @generated from field: string invalid_reason = 2;
+     */
+    value: string;
+    case: "invalidReason";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message subdata.audit.v1.RecordReadsResponse.Result.
+ * Use `create(RecordReadsResponse_ResultSchema)` to create a new message.
+ */
+export const RecordReadsResponse_ResultSchema: GenMessage<RecordReadsResponse_Result> = /*@__PURE__*/
+  messageDesc(file_subdata_audit_v1_audit_service, 3, 0);
+
+/**
  * ListAuditEventsRequest selects one page of a merchant's audit events.
  *
  * @generated from message subdata.audit.v1.ListAuditEventsRequest
@@ -158,7 +234,7 @@ export type ListAuditEventsRequest = Message<"subdata.audit.v1.ListAuditEventsRe
  * Use `create(ListAuditEventsRequestSchema)` to create a new message.
  */
 export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
-  messageDesc(file_subdata_audit_v1_audit_service, 2);
+  messageDesc(file_subdata_audit_v1_audit_service, 4);
 
 /**
  * ListAuditEventsResponse is one page.
@@ -182,7 +258,7 @@ export type ListAuditEventsResponse = Message<"subdata.audit.v1.ListAuditEventsR
  * Use `create(ListAuditEventsResponseSchema)` to create a new message.
  */
 export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
-  messageDesc(file_subdata_audit_v1_audit_service, 3);
+  messageDesc(file_subdata_audit_v1_audit_service, 5);
 
 /**
  * AuditService keeps the append-only log of public API reads.
@@ -201,6 +277,20 @@ export const AuditService: GenService<{
     methodKind: "unary";
     input: typeof RecordReadRequestSchema;
     output: typeof RecordReadResponseSchema;
+  },
+  /**
+   * RecordReads writes several audit events durably, in one INSERT, before it answers: the gateway
+   * sends the reads that arrived while its previous call was in flight (one call per batch instead of
+   * one per read). Each read is validated on its own: an invalid one is refused in its result and the
+   * others are still recorded. When the batch cannot be written the whole call answers UNAVAILABLE,
+   * and the caller must serve none of its reads.
+   *
+   * @generated from rpc subdata.audit.v1.AuditService.RecordReads
+   */
+  recordReads: {
+    methodKind: "unary";
+    input: typeof RecordReadsRequestSchema;
+    output: typeof RecordReadsResponseSchema;
   },
   /**
    * ListAuditEvents pages through a merchant's audit events, oldest first.

@@ -117,4 +117,43 @@ describe("the group-commit writer", () => {
     expect(closing.value).toBe("resolved");
     expect(control.calls.flatMap((call) => call.items)).toEqual([1, 2]);
   });
+
+  it("keeps a writeAll in one flush, never splits it, and fits whole writes around it", async () => {
+    const control = controlledFlush();
+    const writer = createGroupCommitWriter<number>({ flush: control.flush, maxBatchSize: 4 });
+    const first = track(writer.write(0));
+    const firstCall = await control.nextCall(0);
+    const group = track(writer.writeAll([1, 2, 3]));
+    const oversized = track(writer.writeAll([10, 11, 12, 13, 14, 15]));
+    const last = track(writer.write(4));
+    firstCall.succeed();
+    // [1, 2, 3] fits; the next whole write would not, so it waits. A write bigger than the bound goes alone.
+    (await control.nextCall(1)).succeed();
+    (await control.nextCall(2)).succeed();
+    (await control.nextCall(3)).succeed();
+    await settle();
+    expect(control.calls.map((call) => call.items)).toEqual([[0], [1, 2, 3], [10, 11, 12, 13, 14, 15], [4]]);
+    expect([first, group, oversized, last].map((state) => state.value)).toEqual(["resolved", "resolved", "resolved", "resolved"]);
+    expect(writer.stats).toMatchObject({ items: 11, largestBatch: 6 });
+  });
+
+  it("rejects only the writers whose own items the flush refused", async () => {
+    const refused = new Error("item 2 is invalid");
+    const writer = createGroupCommitWriter<number>({
+      flush: async (items) => items.map((item) => (item === 2 ? refused : undefined)),
+      maxBatchSize: 10,
+    });
+    const states = [track(writer.write(1)), track(writer.write(2)), track(writer.writeAll([2, 3])), track(writer.writeAll([4, 5]))];
+    await settle();
+    await settle();
+    expect(states.map((state) => state.value)).toEqual(["resolved", refused, refused, "resolved"]);
+    expect(writer.stats).toMatchObject({ flushes: 1, failedFlushes: 0, items: 3 });
+  });
+
+  it("resolves an empty writeAll at once without a flush", async () => {
+    const control = controlledFlush();
+    const writer = createGroupCommitWriter<number>({ flush: control.flush, maxBatchSize: 4 });
+    await writer.writeAll([]);
+    expect(control.calls).toHaveLength(0);
+  });
 });
