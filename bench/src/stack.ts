@@ -6,11 +6,12 @@ import type { ServiceName } from "@subdata/db";
 import type { DevSecrets } from "@subdata/local/src/dev-secrets.ts";
 import { formatLogLine, prefixLines } from "@subdata/local/src/log-line.ts";
 import { spawnManaged, type ManagedProcess } from "@subdata/local/src/managed-process.ts";
+import { serviceNodeArgs } from "@subdata/local/src/node-flags.ts";
 import { buildProcessTable, childEnvironment, stackUrls, type ProcessSpec } from "@subdata/local/src/process-table.ts";
 import { grpcHealthServing, httpAnswers, waitFor } from "@subdata/local/src/readiness.ts";
 
 /**
- * The stack as `npm start` runs it — each service its own `node --import tsx` process with its role's
+ * The stack as `npm start` runs it — each service its own `node <SERVICE_NODE_FLAGS> --import tsx` process with its role's
  * DATABASE_URL, from deploy/local's process table — plus the baseline server, so CPU and RSS can be
  * read per process. Differences from the dev stack, all for measuring: free ports, secrets invented
  * per run, bench-only JetStream names (other work shares this NATS), a per-key rate limit high enough
@@ -137,7 +138,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
   for (const spec of specs) {
     const profiled = options.profile?.names.includes(spec.name);
-    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", join(options.profile!.dir, spec.name)] : []), "--import", "tsx", spec.entry];
+    // The V8 flags of production for every process, the baseline too, so RSS and CPU compare like with like.
+    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", join(options.profile!.dir, spec.name)] : []), ...serviceNodeArgs(spec.entry)];
     const lines: string[] = [];
     recent.set(spec.name, lines);
     const child = spawnManaged({

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { SERVICE_NODE_FLAGS } from "../local/src/node-flags.ts";
 import { processConfigs, requiredVariables } from "./test-support/process-configs.ts";
 import { repositoryRoot } from "./test-support/render.ts";
 
@@ -89,6 +90,12 @@ describe("deploy/docker/Dockerfile", () => {
     for (const workspace of workspaces) {
       expect(copied.some((args) => args.startsWith(`${workspace}/package.json `)), `${workspace}/package.json is copied`).toBe(true);
     }
+  });
+
+  it("runs every process with the V8 flags the launcher and the bench use", () => {
+    const env = finalStage.filter((instruction) => instruction.keyword === "ENV").map((instruction) => instruction.args).join(" ");
+    const options = /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "");
+    expect(options?.split(/\s+/)).toEqual([...SERVICE_NODE_FLAGS]);
   });
 
   it("keeps tsx, which every process is started with, in a production dependency list", () => {

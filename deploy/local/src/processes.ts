@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { formatLogLine, prefixLines } from "./log-line.ts";
 import { spawnManaged, type ManagedProcess, type ProcessExit } from "./managed-process.ts";
 import { childEnvironment, type ProcessSpec } from "./process-table.ts";
+import { serviceNodeArgs } from "./node-flags.ts";
 import { grpcHealthServing, httpAnswers, waitFor } from "./readiness.ts";
 
 export interface RunningService {
@@ -44,7 +45,7 @@ const portVariables: Record<string, string> = {
 };
 
 /**
- * Spawns each process of the table as `node --import tsx <entry>`, piping its output line by line
+ * Spawns each process of the table as `node <SERVICE_NODE_FLAGS> --import tsx <entry>`, piping its output line by line
  * behind a `[name]` prefix. Entries whose file does not exist yet are skipped (the stack grows as
  * services land), as are the NATS-dependent ones when there is no NATS.
  */
@@ -69,7 +70,7 @@ export async function startServices(options: StartServicesOptions): Promise<{ ru
     const child = spawnManaged({
       name: spec.name,
       command: process.execPath,
-      args: ["--import", "tsx", spec.entry],
+      args: serviceNodeArgs(spec.entry),
       cwd: options.repoRoot,
       env: childEnvironment(process.env, spec),
       onLine: (line) => options.print(prefixLines(spec.name, formatLogLine(line))),
