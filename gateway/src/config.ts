@@ -42,6 +42,14 @@ export const gatewayConfigShape = {
   /** Token bucket per API key and gateway instance: this many requests per window, bursts up to it. */
   SUBDATA_RATE_LIMIT_QUOTA: env.positiveInt(100),
   SUBDATA_RATE_LIMIT_WINDOW_SECONDS: env.positiveInt(1),
+  /**
+   * Failed authentications (missing, invalid, revoked, expired keys) per client address and gateway
+   * instance: this many per window, bursts up to it; beyond, 429 without asking the auth service.
+   */
+  SUBDATA_AUTH_FAILURE_QUOTA: env.positiveInt(20),
+  SUBDATA_AUTH_FAILURE_WINDOW_SECONDS: env.positiveInt(60),
+  /** Client addresses tracked at most (least recently seen forgotten first): bounds the memory. */
+  SUBDATA_AUTH_FAILURE_MAX_CLIENTS: env.positiveInt(100_000),
   /** How long a verified key is trusted without asking the auth service (capped by its expires_at). */
   // 1 s: the contract's revocation bound holds even if a revocation notice never arrives (auth cut off
   // from NATS, or a crash between commit and publish); one auth call per key per second is cheap.

@@ -40,3 +40,24 @@ describe("the per-key token bucket", () => {
     expect(rateLimiter.take("key_a")).toMatchObject({ allowed: false, retryAfterSeconds: 60, resetSeconds: 60 });
   });
 });
+
+describe("refunds and named policies", () => {
+  it("gives a token back, never above the quota", () => {
+    let now = 0;
+    const rateLimiter = createRateLimiter({ quota: 2, windowSeconds: 60, now: () => now });
+    rateLimiter.take("client");
+    rateLimiter.take("client");
+    expect(rateLimiter.take("client").allowed).toBe(false);
+    rateLimiter.refund("client");
+    expect(rateLimiter.take("client")).toMatchObject({ allowed: true, remaining: 0 });
+    now += 120_000;
+    rateLimiter.refund("client");
+    expect(rateLimiter.take("client").remaining).toBe(1);
+  });
+
+  it("names its policy in both fields", () => {
+    const rateLimiter = createRateLimiter({ quota: 5, windowSeconds: 60, now: () => 0, policyName: "auth_failures" });
+    expect(rateLimiter.policy).toBe('"auth_failures";q=5;w=60');
+    expect(rateLimiter.field(rateLimiter.take("client"))).toBe('"auth_failures";r=4;t=12');
+  });
+});

@@ -1,6 +1,9 @@
+import { createBoundedMap } from "./bounded-map.ts";
+
 /**
- * Per-key token buckets, in memory, per gateway instance (N instances allow N × the quota; docs/api.md
- * says so). A bucket holds `quota` tokens and refills `quota` per `windowSeconds`; a request takes one.
+ * Token buckets per key (an API key id; a client address for failed authentications), in memory, per
+ * gateway instance (N instances allow N × the quota; docs/api.md says so). A bucket holds `quota`
+ * tokens and refills `quota` per `windowSeconds`; a request takes one.
  * The result carries what the IETF RateLimit fields announce (draft-ietf-httpapi-ratelimit-headers):
  *   RateLimit-Policy: "default";q=<quota>;w=<window>
  *   RateLimit: "default";r=<remaining>;t=<seconds until the bucket is full again>
@@ -19,8 +22,12 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   take(keyId: string): RateLimitDecision;
+  /** Gives back a token taken for a request that turned out not to count (never above the quota). */
+  refund(keyId: string): void;
   /** The RateLimit-Policy field value. */
   readonly policy: string;
+  /** The RateLimit field value for a decision of this limiter. */
+  field(decision: RateLimitDecision): string;
 }
 
 export interface RateLimiterOptions {
@@ -28,8 +35,10 @@ export interface RateLimiterOptions {
   windowSeconds: number;
   /** Epoch milliseconds. */
   now: () => number;
-  /** Buckets kept at most; the least recently used go first (a forgotten bucket is a full one). */
+  /** Buckets kept at most; the least recently used go first (a forgotten bucket is a full one). See bounded-map.ts. */
   maxBuckets?: number;
+  /** The policy name in both fields; "default" unless several policies may show up. */
+  policyName?: string;
 }
 
 interface Bucket {
@@ -39,28 +48,38 @@ interface Bucket {
 
 export const RATE_LIMIT_POLICY_NAME = "default";
 
-export function rateLimitField(decision: RateLimitDecision): string {
-  return `"${RATE_LIMIT_POLICY_NAME}";r=${decision.remaining};t=${decision.resetSeconds}`;
+export function rateLimitField(decision: RateLimitDecision, policyName = RATE_LIMIT_POLICY_NAME): string {
+  return `"${policyName}";r=${decision.remaining};t=${decision.resetSeconds}`;
 }
 
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
-  const buckets = new Map<string, Bucket>();
+  const buckets = createBoundedMap<Bucket>(options.maxBuckets ?? 100_000);
   const capacity = options.quota;
   const tokensPerMs = options.quota / (options.windowSeconds * 1000);
-  const maxBuckets = options.maxBuckets ?? 100_000;
+  const policyName = options.policyName ?? RATE_LIMIT_POLICY_NAME;
+
+  function refill(bucket: Bucket, now: number): void {
+    bucket.tokens = Math.min(capacity, bucket.tokens + Math.max(0, now - bucket.updatedMs) * tokensPerMs);
+    bucket.updatedMs = now;
+  }
 
   return {
-    policy: `"${RATE_LIMIT_POLICY_NAME}";q=${options.quota};w=${options.windowSeconds}`,
+    policy: `"${policyName}";q=${options.quota};w=${options.windowSeconds}`,
+    field: (decision) => rateLimitField(decision, policyName),
+    refund(keyId) {
+      // A bucket already forgotten is a full one: nothing to give back.
+      const bucket = buckets.get(keyId);
+      if (!bucket) return;
+      refill(bucket, options.now());
+      bucket.tokens = Math.min(capacity, bucket.tokens + 1);
+    },
     take(keyId) {
       const now = options.now();
       const bucket = buckets.get(keyId) ?? { tokens: capacity, updatedMs: now };
-      bucket.tokens = Math.min(capacity, bucket.tokens + Math.max(0, now - bucket.updatedMs) * tokensPerMs);
-      bucket.updatedMs = now;
+      refill(bucket, now);
       const allowed = bucket.tokens >= 1;
       if (allowed) bucket.tokens -= 1;
-      buckets.delete(keyId);
       buckets.set(keyId, bucket);
-      if (buckets.size > maxBuckets) buckets.delete(buckets.keys().next().value as string);
       return {
         allowed,
         remaining: Math.floor(bucket.tokens),

@@ -17,13 +17,14 @@ import Fastify, {
 } from "fastify";
 import type { ApiKeyCache } from "./api-key-cache.ts";
 import { createAuditRecorder } from "./audit-recorder.ts";
+import { createAuthFailureLimiter } from "./auth-failure-limiter.ts";
 import { createAuthenticate } from "./authenticate.ts";
 import type { GatewayConfig } from "./config.ts";
 import { paramErrorsOf, parseQueryString, prepareQuery, type ValidationIssue } from "./list-params.ts";
 import { registerHttpMetrics, registerProbes, traceRequests } from "./observability.ts";
 import { createOpenApiDocument } from "./openapi.ts";
 import { problemBody, ProblemError, toProblem, wwwAuthenticate } from "./problem.ts";
-import { createRateLimiter, rateLimitField } from "./rate-limiter.ts";
+import { createRateLimiter } from "./rate-limiter.ts";
 import { createRoutes } from "./routes.ts";
 import type { JsonSchema } from "./schemas.ts";
 import "./request-context.ts";
@@ -48,6 +49,9 @@ export type GatewaySettings = Pick<
   | "SUBDATA_RATE_LIMIT_WINDOW_SECONDS"
   | "SUBDATA_GZIP_THRESHOLD_BYTES"
   | "SUBDATA_TRUST_PROXY"
+  | "SUBDATA_AUTH_FAILURE_QUOTA"
+  | "SUBDATA_AUTH_FAILURE_WINDOW_SECONDS"
+  | "SUBDATA_AUTH_FAILURE_MAX_CLIENTS"
 >;
 
 export interface GatewayDeps {
@@ -109,7 +113,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const { clients, config, logger } = deps;
   const clock = deps.clock ?? { now: () => Date.now() };
   const timeoutMs = config.SUBDATA_UPSTREAM_TIMEOUT_MS;
-  const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, timeoutMs });
+  // Per client address, as request.ip gives it: the address the audit records (trust-proxy applied).
+  const authFailures = createAuthFailureLimiter({
+    quota: config.SUBDATA_AUTH_FAILURE_QUOTA,
+    windowSeconds: config.SUBDATA_AUTH_FAILURE_WINDOW_SECONDS,
+    maxClients: config.SUBDATA_AUTH_FAILURE_MAX_CLIENTS,
+    now: clock.now,
+  });
+  const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, failures: authFailures, logger, timeoutMs });
   const recordAudit = createAuditRecorder({ audit: clients.audit, timeoutMs });
   const rateLimiter = createRateLimiter({
     quota: config.SUBDATA_RATE_LIMIT_QUOTA,
@@ -243,7 +254,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         request.principal = principal;
         const decision = rateLimiter.take(principal.apiKeyId);
         reply.header("ratelimit-policy", rateLimiter.policy);
-        reply.header("ratelimit", rateLimitField(decision));
+        reply.header("ratelimit", rateLimiter.field(decision));
         if (!decision.allowed) {
           throw new ProblemError("rate_limited", { headers: { "retry-after": String(decision.retryAfterSeconds) } });
         }

@@ -116,12 +116,12 @@ describe("the API key service", () => {
     );
   });
 
-  it("refuses malformed and bad-checksum keys without reading the database, and logs them", async () => {
+  it("refuses missing, malformed and bad-checksum keys without reading the database, and logs them", async () => {
     const merchantId = await fixtures.merchant();
     const { key } = await auth.apiKeys.createApiKey({ merchantId });
     const badChecksum = key.slice(0, 20) + (key[20] === "a" ? "b" : "a") + key.slice(21);
     const attempts = [
-      { key: "", reason: "malformed", prefix: null },
+      { key: "", reason: "missing", prefix: null },
       { key: "Bearer nonsense", reason: "malformed", prefix: null },
       { key: `${key}x`, reason: "malformed", prefix: null },
       { key: key.replace("sds_", "sdz_"), reason: "malformed", prefix: null },

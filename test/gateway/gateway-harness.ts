@@ -76,7 +76,13 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
   // The two harnesses use different service tokens; production uses one SUBDATA_SERVICE_TOKEN.
   const queryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.serviceToken });
   const authTransport = createServiceTransport({ baseUrl: auth.baseUrl, serviceToken: auth.serviceToken });
-  const config = loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: auth.serviceToken, SUBDATA_RATE_LIMIT_QUOTA: "10000", ...environment });
+  // Suites send many requests (and bad keys) from one address; the limits have suites of their own.
+  const config = loadGatewayConfig({
+    SUBDATA_SERVICE_TOKEN: auth.serviceToken,
+    SUBDATA_RATE_LIMIT_QUOTA: "10000",
+    SUBDATA_AUTH_FAILURE_QUOTA: "10000",
+    ...environment,
+  });
   const cache = createApiKeyCache({ ttlMs: 60_000, maxEntries: 1_000, now: Date.now });
   const revocations = createRevocationListener({ natsUrl: inject("natsUrl"), cache, logger, retryDelayMs: 200 });
   revocations.start();

@@ -31,6 +31,7 @@ const MAX_NAME_LENGTH = 100;
 
 /** What the API answers for each security-log reason: unknown and malformed keys look the same. */
 const FAILURES: Record<SecurityEventReason, { reason: ErrorReason; message: string }> = {
+  missing: { reason: ErrorReason.API_KEY_INVALID, message: "no API key was presented" },
   malformed: { reason: ErrorReason.API_KEY_INVALID, message: "the API key is invalid" },
   bad_checksum: { reason: ErrorReason.API_KEY_INVALID, message: "the API key is invalid" },
   unknown: { reason: ErrorReason.API_KEY_INVALID, message: "the API key is invalid" },
@@ -112,6 +113,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof
         return errorWithReason(failure.message, Code.Unauthenticated, failure.reason);
       };
 
+      // The gateway reports requests without any key as an empty key, for the security log.
+      if (request.key === "") throw await refuse("missing", null, null);
       // Offline checks first: a malformed or mistyped key never reaches the database.
       const parsed = parseApiKey(request.key);
       if (!parsed.ok) throw await refuse(parsed.problem, parsed.displayPrefix, null);

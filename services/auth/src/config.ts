@@ -13,6 +13,8 @@ export const authConfigShape = {
   SUBDATA_SERVICE_TOKEN: env.secret(),
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
   NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
+  /** Failed authentications (security_events) older than this are purged hourly; the database refuses less than 1. */
+  SUBDATA_SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
 };
 
 export type AuthConfig = ReturnType<typeof loadAuthConfig>;

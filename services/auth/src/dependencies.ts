@@ -7,6 +7,7 @@ import type { Queryable } from "./queryable.ts";
 import type { RevocationPublisher } from "./revocation-publisher.ts";
 import type { AuthRouteDeps } from "./routes.ts";
 import { createSecurityEventRepository } from "./security-event-repository.ts";
+import { createSecurityEventRetention, type SecurityEventRetention } from "./security-event-retention.ts";
 import { createSecurityLog, type SecurityLog } from "./security-log.ts";
 
 export interface AuthDependencyOptions {
@@ -16,6 +17,8 @@ export interface AuthDependencyOptions {
   pageTokenSecret: string;
   revocations: RevocationPublisher;
   auditMaxBatchSize?: number;
+  /** Days security events are kept (SUBDATA_SECURITY_EVENT_RETENTION_DAYS); 90 when unset. */
+  securityEventRetentionDays?: number;
   /** Called after every audit flush (metrics, tests). */
   onAuditFlush?: (outcome: { size: number; ok: boolean }) => void;
 }
@@ -23,6 +26,8 @@ export interface AuthDependencyOptions {
 export interface AuthDependencies extends AuthRouteDeps {
   auditWriter: AuditWriter;
   securityLog: SecurityLog;
+  /** Purges old security events; main.ts starts it, close() stops it. */
+  securityRetention: SecurityEventRetention;
   /** Flushes the audit and security logs; call after the server stopped taking requests. */
   close(): Promise<void>;
 }
@@ -37,18 +42,25 @@ export function createAuthDependencies(options: AuthDependencyOptions): AuthDepe
     maxBatchSize: options.auditMaxBatchSize,
     onFlush: options.onAuditFlush,
   });
-  const securityLog = createSecurityLog({ repository: createSecurityEventRepository(options.db), logger: options.logger });
+  const securityEvents = createSecurityEventRepository(options.db);
+  const securityLog = createSecurityLog({ repository: securityEvents, logger: options.logger });
+  const securityRetention = createSecurityEventRetention({
+    repository: securityEvents,
+    logger: options.logger,
+    retentionDays: options.securityEventRetentionDays ?? 90,
+  });
   return {
     logger: options.logger,
     apiKeys,
     auditEvents,
     auditWriter,
     securityLog,
+    securityRetention,
     lastUsed: createLastUsedTracker({ repository: apiKeys, logger: options.logger }),
     revocations: options.revocations,
     pageTokens: createPageTokenCodec(options.pageTokenSecret),
     async close() {
-      await Promise.all([auditWriter.close(), securityLog.close()]);
+      await Promise.all([auditWriter.close(), securityLog.close(), securityRetention.stop()]);
     },
   };
 }

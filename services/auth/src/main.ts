@@ -23,6 +23,7 @@ const dependencies = createAuthDependencies({
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
   revocations,
   onAuditFlush: createAuditFlushMetrics(metrics),
+  securityEventRetentionDays: config.SUBDATA_SECURITY_EVENT_RETENTION_DAYS,
 });
 const health = createHealthState();
 const server = createAuthServer({ ...dependencies, serviceToken: config.SUBDATA_SERVICE_TOKEN, logger, health, observability: { metrics, trace, spans } });
@@ -30,6 +31,7 @@ const metricsServer = await startMetricsServer(metrics, config.HOST, config.METR
 
 const address = await server.listen(config.HOST, config.PORT);
 logger.info({ host: address.address, port: address.port, metricsPort: metricsServer.address.port }, "auth service listening");
+dependencies.securityRetention.start();
 
 handleShutdown({
   logger,
@@ -37,7 +39,7 @@ handleShutdown({
     { name: "not serving", run: () => health.setServing(false) },
     // GOAWAY, then in-flight RPCs (and the audit writes they wait for) finish.
     { name: "close server", run: () => server.close() },
-    { name: "flush audit and security logs", run: () => dependencies.close() },
+    { name: "flush audit and security logs, stop retention", run: () => dependencies.close() },
     { name: "close NATS", run: () => revocations.close() },
     { name: "end pool", run: () => pool.end() },
     { name: "metrics", run: () => metricsServer.close() },

@@ -1,7 +1,7 @@
 import type { Queryable } from "./queryable.ts";
 
 /** Why an authentication failed, as kept in the security log (finer than the API's reasons). */
-export type SecurityEventReason = "malformed" | "bad_checksum" | "unknown" | "revoked" | "expired";
+export type SecurityEventReason = "missing" | "malformed" | "bad_checksum" | "unknown" | "revoked" | "expired";
 
 /** One failed authentication. Never carries the presented key. */
 export interface SecurityEvent {
@@ -16,6 +16,8 @@ export interface SecurityEvent {
 
 export interface SecurityEventRepository {
   insertMany(events: readonly SecurityEvent[]): Promise<void>;
+  /** Deletes at most `maxRows` events older than `retentionDays` (oldest first); returns how many. */
+  purgeOlderThan(retentionDays: number, maxRows: number): Promise<number>;
 }
 
 export function createSecurityEventRepository(db: Queryable): SecurityEventRepository {
@@ -33,6 +35,14 @@ export function createSecurityEventRepository(db: Queryable): SecurityEventRepos
           events.map((e) => e.requestId),
         ],
       );
+    },
+    async purgeOlderThan(retentionDays, maxRows) {
+      // The role has no DELETE on the table: a definer function purges, and only old rows (migration 0007).
+      const { rows } = await db.query<{ purged: number }>(
+        "SELECT subdata_purge_security_events(make_interval(days => $1), $2) AS purged",
+        [retentionDays, maxRows],
+      );
+      return rows[0]?.purged ?? 0;
     },
   };
 }

@@ -188,7 +188,7 @@ export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@_
  */
 export type AuthenticateApiKeyRequest = Message<"subdata.auth.v1.AuthenticateApiKeyRequest"> & {
   /**
-   * The bearer token as presented.
+   * The bearer token as presented; empty when the request carried none (logged as "missing").
    *
    * @generated from field: string key = 1;
    */
