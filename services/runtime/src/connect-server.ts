@@ -8,6 +8,7 @@ import { createHealthService, type HealthState } from "./health.ts";
 import { widenConnectionWindow } from "./http2-flow-control.ts";
 import { rpcServerMetrics } from "./metrics.ts";
 import { requireServiceCredential } from "./service-credential.ts";
+import { createUnaryFastPath } from "./unary-handler.ts";
 import type { SpanExporter } from "./span-exporter.ts";
 import { acceptTraceContext, type TraceScope } from "./trace-context.ts";
 import type { Registry } from "prom-client";
@@ -101,22 +102,29 @@ export interface ConnectServer {
  * Responses are never compressed: internal hops are cheap to send and compression cost ~30 % CPU.
  */
 export function createConnectServer(options: ConnectServerOptions): ConnectServer {
-  const handler = connectNodeAdapter({
-    routes: (router) => {
+  const interceptors: Interceptor[] = [
+    // Outermost first: the trace wraps everything (so every log line has it), metrics see final codes.
+    ...(options.observability?.trace ? [acceptTraceContext(options.observability.trace, options.observability.spans)] : []),
+    ...(options.observability?.metrics ? [rpcServerMetrics(options.observability.metrics)] : []),
+    logCalls(options.logger),
+    requireServiceCredential(options.serviceToken),
+    normaliseErrors(options.logger),
+  ];
+  const readMaxBytes = 1024 * 1024;
+  // Binary Connect unary calls (every internal client's) take the lean path, the rest connect-node's.
+  const fastPath = createUnaryFastPath({ interceptors, readMaxBytes });
+  const adapter = connectNodeAdapter({
+    routes: fastPath.recordRoutes((router) => {
       router.service(Health, createHealthService(options.health, options.serviceNames));
       options.routes(router);
-    },
-    interceptors: [
-      // Outermost first: the trace wraps everything (so every log line has it), metrics see final codes.
-      ...(options.observability?.trace ? [acceptTraceContext(options.observability.trace, options.observability.spans)] : []),
-      ...(options.observability?.metrics ? [rpcServerMetrics(options.observability.metrics)] : []),
-      logCalls(options.logger),
-      requireServiceCredential(options.serviceToken),
-      normaliseErrors(options.logger),
-    ],
+    }),
+    interceptors,
     acceptCompression: [],
-    readMaxBytes: 1024 * 1024,
+    readMaxBytes,
   });
+  const handler = (request: http2.Http2ServerRequest, response: http2.Http2ServerResponse) => {
+    if (!fastPath.handle(request, response)) adapter(request, response);
+  };
   const server = http2.createServer({ settings: http2Settings }, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
