@@ -6,17 +6,28 @@ import type { ServiceName } from "@subdata/db";
 import type { DevSecrets } from "@subdata/local/src/dev-secrets.ts";
 import { formatLogLine, prefixLines } from "@subdata/local/src/log-line.ts";
 import { spawnManaged, type ManagedProcess } from "@subdata/local/src/managed-process.ts";
-import { serviceNodeArgs } from "@subdata/local/src/node-flags.ts";
 import { buildProcessTable, childEnvironment, stackUrls, type ProcessSpec } from "@subdata/local/src/process-table.ts";
 import { grpcHealthServing, httpAnswers, waitFor } from "@subdata/local/src/readiness.ts";
+import { BUNDLE_ENTRIES, buildBundles, bundleNodeArgs } from "../../deploy/build/bundle.ts";
 
 /**
- * The stack as `npm start` runs it — each service its own `node <SERVICE_NODE_FLAGS> --import tsx` process with its role's
- * DATABASE_URL, from deploy/local's process table — plus the baseline server, so CPU and RSS can be
- * read per process. Differences from the dev stack, all for measuring: free ports, secrets invented
- * per run, bench-only JetStream names (other work shares this NATS), a per-key rate limit high enough
- * not to throttle the load generator, and a quieter log level.
+ * The stack as production runs it — each service its own `node <SERVICE_NODE_FLAGS> <BUNDLE_NODE_FLAGS>
+ * dist/bin/<name>.mjs` process (the bundles the image runs, built at the start of each run), with its
+ * role's DATABASE_URL and environment from deploy/local's process table — plus the baseline server,
+ * bundled the same way, so CPU and RSS can be read per process. Differences from production, all for
+ * measuring: free ports, secrets invented per run, bench-only JetStream names (other work shares this
+ * NATS), a per-key rate limit high enough not to throttle the load generator, and a quieter log level.
  */
+
+/** The baseline server is bundled beside the production entries, for the bench only. */
+const BENCH_ENTRIES: Readonly<Record<string, string>> = { "bench-baseline": "bench/src/baseline-main.ts" };
+
+/** The bundle built from a process table entry point (services/query/src/main.ts → query). */
+function bundleOf(entry: string): string {
+  const found = Object.entries({ ...BUNDLE_ENTRIES, ...BENCH_ENTRIES }).find(([, source]) => source === entry);
+  if (!found) throw new Error(`no bundle is built from ${entry} (deploy/build/bundle.ts BUNDLE_ENTRIES)`);
+  return found[0];
+}
 
 export interface BenchSecrets {
   serviceToken: string;
@@ -52,7 +63,7 @@ export interface StackOptions {
   baselineMerchantId: string;
   /** Which processes to start (baseline, query, auth, webhook, relay, gateway). */
   only?: readonly string[];
-  /** Processes started with --cpu-prof, each writing into dir/<name>/ (one file per thread: tsx's loader has its own). */
+  /** Processes started with --cpu-prof, each writing into dir/<name>/ (frames name the bundle; its .map leads back to the sources). */
   profile?: { names: readonly string[]; dir: string };
   say(line: string): void;
 }
@@ -85,6 +96,10 @@ async function freePort(): Promise<number> {
 }
 
 export async function startStack(options: StackOptions): Promise<Stack> {
+  // Rebuilt on every run (about a second), so the bench always measures the working tree.
+  const started = performance.now();
+  await buildBundles({ repoRoot: options.repoRoot, extraEntries: BENCH_ENTRIES });
+  options.say(`bundled the processes into dist/bin in ${Math.round(performance.now() - started)} ms`);
   const ports = { gateway: await freePort(), query: await freePort(), auth: await freePort(), webhook: await freePort(), relayHealth: await freePort() };
   const baselinePort = await freePort();
   const config = {
@@ -138,8 +153,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
   for (const spec of specs) {
     const profiled = options.profile?.names.includes(spec.name);
-    // The V8 flags of production for every process, the baseline too, so RSS and CPU compare like with like.
-    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", join(options.profile!.dir, spec.name)] : []), ...serviceNodeArgs(spec.entry)];
+    // Production's node flags and bundles for every process, the baseline too, so RSS and CPU compare like with like.
+    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", join(options.profile!.dir, spec.name)] : []), ...bundleNodeArgs(bundleOf(spec.entry))];
     const lines: string[] = [];
     recent.set(spec.name, lines);
     const child = spawnManaged({

@@ -1,14 +1,16 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { BUNDLE_ENTRIES, BUNDLE_NODE_FLAGS, buildBundles, bundlePathFor, type BuildResult } from "../build/bundle.ts";
 import { SERVICE_NODE_FLAGS } from "../local/src/node-flags.ts";
 import { processConfigs, requiredVariables } from "./test-support/process-configs.ts";
 import { repositoryRoot } from "./test-support/render.ts";
 
 // The image and compose file cannot be built or started here (no Docker engine): these tests check
-// what can be checked from the text. The image's layout itself is exercised by the unit and
-// integration suites, which run the same sources the same way (node --import tsx).
+// what can be checked from the text, and build the bundles the image's build stage builds. The
+// bundles themselves run in the bench (npm run bench), started as the image starts them.
 
 const SECRET_LOOKING = /SECRET|TOKEN|PASSWORD|KEY|DATABASE_URL/;
 const read = (path: string) => readFileSync(join(repositoryRoot, path), "utf8");
@@ -45,18 +47,30 @@ describe("deploy/docker/Dockerfile", () => {
   const finalStageStart = instructions.map((instruction) => instruction.keyword).lastIndexOf("FROM");
   const finalStage = instructions.slice(finalStageStart);
 
-  it("builds on node:20-bookworm-slim pinned by tag (or digest) in every stage", () => {
-    const bases = instructions.filter((instruction) => instruction.keyword === "FROM").map((instruction) => instruction.args.split(/\s+/)[0]);
-    expect(bases.length).toBe(2);
+  const froms = instructions.filter((instruction) => instruction.keyword === "FROM").map((instruction) => instruction.args.split(/\s+/));
+  const stageNames = froms.map((words) => (words[1]?.toUpperCase() === "AS" ? words[2] : undefined)).filter((name) => name !== undefined);
+  /** The instructions of the stage named `name`, up to the next FROM. */
+  const stage = (name: string) => {
+    const start = instructions.findIndex((instruction) => instruction.keyword === "FROM" && instruction.args.split(/\s+/)[2] === name);
+    expect(start, `a stage named ${name}`).toBeGreaterThanOrEqual(0);
+    const next = instructions.findIndex((instruction, index) => index > start && instruction.keyword === "FROM");
+    return instructions.slice(start, next === -1 ? undefined : next);
+  };
+  const argsOf = (instructions: Instruction[], keyword: string) => instructions.filter((instruction) => instruction.keyword === keyword).map((instruction) => instruction.args);
+
+  it("builds on node:20-bookworm-slim pinned by tag (or digest) in every stage not built on another stage", () => {
+    const bases = froms.map((words) => words[0]!).filter((base) => !stageNames.includes(base));
+    expect(bases.length).toBeGreaterThanOrEqual(2);
     for (const base of bases) expect(base).toMatch(/^node:20-bookworm-slim(@sha256:[0-9a-f]{64})?$/);
+    expect(froms.at(-1)![0]).toMatch(/^node:20-bookworm-slim/);
   });
 
   it("starts node in exec form, so node itself is PID 1 and receives SIGTERM", () => {
     const entrypoint = finalStage.filter((instruction) => instruction.keyword === "ENTRYPOINT").at(-1);
     expect(entrypoint, "an ENTRYPOINT in the final stage").toBeDefined();
-    expect(JSON.parse(entrypoint!.args)).toEqual(["node", "--import", "tsx"]);
+    expect(JSON.parse(entrypoint!.args)).toEqual(["node"]);
     const command = finalStage.filter((instruction) => instruction.keyword === "CMD").at(-1);
-    expect(Array.isArray(JSON.parse(command!.args)), "CMD in exec form").toBe(true);
+    expect(JSON.parse(command!.args), "CMD in exec form, the gateway's bundle").toEqual([bundlePathFor("gateway")]);
   });
 
   it("runs as a non-root user", () => {
@@ -72,10 +86,29 @@ describe("deploy/docker/Dockerfile", () => {
     expect(names.filter((name) => SECRET_LOOKING.test(name))).toEqual([]);
   });
 
-  it("sets production mode and disables the tsx cache for a read-only root filesystem", () => {
-    const env = finalStage.filter((instruction) => instruction.keyword === "ENV").map((instruction) => instruction.args).join(" ");
-    expect(env).toMatch(/NODE_ENV=production/);
-    expect(env).toMatch(/TSX_DISABLE_CACHE=1/);
+  it("sets production mode", () => {
+    expect(argsOf(finalStage, "ENV").join(" ")).toMatch(/NODE_ENV=production/);
+  });
+
+  it("ships the production node_modules and dist/ only: no sources, no dev dependencies", () => {
+    const copied = argsOf(finalStage, "COPY");
+    expect(copied.sort()).toEqual(["--from=build /app/dist dist", "--from=deps /app/node_modules node_modules"]);
+    // What the bundles never load goes: our code is inside them; tsx and esbuild only run and build
+    // sources, so they are dev dependencies, and the stage checks they were left out.
+    const deps = argsOf(stage("deps"), "RUN").join(" ");
+    expect(deps).toContain("node_modules/@subdata");
+    for (const path of ["node_modules/tsx", "node_modules/esbuild"]) expect(deps).toContain(`test ! -e ${path}`);
+    for (const file of ["services/runtime/package.json", "services/cli/package.json", "gateway/package.json", "services/query/package.json", "services/auth/package.json", "services/webhook/package.json"]) {
+      const manifest = JSON.parse(readFileSync(join(repositoryRoot, file), "utf8")) as { dependencies?: Record<string, string> };
+      expect(manifest.dependencies?.tsx, `${file} lists tsx as a production dependency`).toBeUndefined();
+    }
+  });
+
+  it("builds the bundles from a full install with npm run build", () => {
+    const build = stage("build");
+    const runs = argsOf(build, "RUN");
+    expect(runs.some((run) => /npm ci --ignore-scripts/.test(run) && !run.includes("--omit"))).toBe(true);
+    expect(runs.at(-1)).toBe("npm run build");
   });
 
   it("installs production dependencies only, from the manifests of every workspace, without install scripts or embedded Postgres", () => {
@@ -95,12 +128,44 @@ describe("deploy/docker/Dockerfile", () => {
   it("runs every process with the V8 flags the launcher and the bench use", () => {
     const env = finalStage.filter((instruction) => instruction.keyword === "ENV").map((instruction) => instruction.args).join(" ");
     const options = /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "");
-    expect(options?.split(/\s+/)).toEqual([...SERVICE_NODE_FLAGS]);
+    expect(options?.split(/\s+/)).toEqual([...SERVICE_NODE_FLAGS, ...BUNDLE_NODE_FLAGS]);
   });
 
-  it("keeps tsx, which every process is started with, in a production dependency list", () => {
-    const runtime = JSON.parse(read("services/runtime/package.json")) as { dependencies?: Record<string, string> };
-    expect(runtime.dependencies?.tsx).toBeDefined();
+  describe("against the bundles its build stage builds", () => {
+    let outDir: string;
+    let built: BuildResult;
+    beforeAll(async () => {
+      outDir = mkdtempSync(join(tmpdir(), "subdata-bundle-"));
+      built = await buildBundles({ repoRoot: repositoryRoot, outDir });
+    });
+    afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+    it("copies every file the bundles are built from into the build stage", () => {
+      const copiedPaths = argsOf(stage("build"), "COPY").flatMap((args) => args.split(/\s+/).slice(0, -1));
+      expect(built.sources.length).toBeGreaterThan(10);
+      for (const source of built.sources) {
+        expect(copiedPaths.some((path) => source === path || source.startsWith(`${path}/`)), `${source} is copied`).toBe(true);
+      }
+      expect(copiedPaths).toContain("services/db/migrations");
+    });
+
+    it("installs every package the bundles import as a production dependency of a deployed workspace", () => {
+      const installed = [...argsOf(stage("deps"), "RUN").join(" ").matchAll(/-w (\S+)/g)].map((match) => match[1]!);
+      const dependencies = new Set(
+        installed.flatMap((workspace) => Object.keys((JSON.parse(read(`${workspace}/package.json`)) as { dependencies?: Record<string, string> }).dependencies ?? {})),
+      );
+      expect(built.externalPackages).toContain("pg");
+      expect(built.externalPackages.filter((name) => !dependencies.has(name))).toEqual([]);
+    });
+
+    it("writes one bundle per entry, and the migrations where migrate.ts looks from dist/bin", () => {
+      for (const name of Object.keys(BUNDLE_ENTRIES)) {
+        expect(existsSync(join(outDir, "bin", `${name}.mjs`)), name).toBe(true);
+        expect(existsSync(join(outDir, "bin", `${name}.mjs.map`)), `${name}'s source map`).toBe(true);
+      }
+      const migrations = new URL("../migrations", `file://${join(outDir, "bin", "subdata.mjs")}`);
+      expect(existsSync(join(migrations.pathname, "20261122000100000_core.sql"))).toBe(true);
+    });
   });
 
   it("copies only paths that exist and that the .dockerignore allow-list sends", () => {
@@ -142,8 +207,8 @@ describe("deploy/compose.yaml", () => {
 
   it("runs every process from the one image and migrates first", () => {
     const scripts = subdataServices.map(([, service]) => service.command?.[0]).sort();
-    expect(scripts).toEqual([...Object.keys(processConfigs), "services/cli/bin/subdata.js"].sort());
-    expect(services.migrate?.command).toEqual(["services/cli/bin/subdata.js", "migrate"]);
+    expect(scripts).toEqual([...Object.keys(processConfigs), bundlePathFor("subdata")].sort());
+    expect(services.migrate?.command).toEqual([bundlePathFor("subdata"), "migrate"]);
     expect(services.migrate?.depends_on?.postgres?.condition).toBe("service_healthy");
     for (const [name, service] of subdataServices) {
       if (name === "migrate" || name === "gateway") continue;

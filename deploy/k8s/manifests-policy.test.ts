@@ -3,9 +3,10 @@ import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/Netw
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import type { IService } from "kubernetes-models/v1/Service";
 import { describe, expect, it } from "vitest";
+import { BUNDLE_ENTRIES, bundlePathFor } from "../build/bundle.ts";
 import { isEmptySelector, selectorMatches } from "./test-support/label-selector.ts";
 import { ofKind, overlayNames, renderOverlay, type RenderedObject } from "./test-support/render.ts";
-import { workloadsOf } from "./test-support/workloads.ts";
+import { scriptOf, workloadsOf } from "./test-support/workloads.ts";
 
 const SECRET_LOOKING = /SECRET|TOKEN|PASSWORD|KEY|DATABASE_URL/;
 const PRIVATE_RANGES = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "127.0.0.0/8"];
@@ -230,13 +231,20 @@ describe.each(overlayNames)("the %s overlay", (overlay) => {
     }
   });
 
+  it("starts every container from a bundle that npm run build produces", () => {
+    const bundles = Object.keys(BUNDLE_ENTRIES).map(bundlePathFor);
+    for (const workload of workloads) {
+      for (const container of workload.containers) expect(bundles, `${workload.name}/${container.name}`).toContain(scriptOf(container));
+    }
+  });
+
   it("runs the migration as a bounded one-shot Job marked with the release and applied before the rollout", () => {
     const job = workloads.find((workload) => workload.kind === "Job")!;
     const spec = job.object.spec as { backoffLimit?: number; ttlSecondsAfterFinished?: number };
     expect(spec.backoffLimit).toBeGreaterThan(0);
     expect(spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
     expect(job.pod.restartPolicy).toBe("Never");
-    expect(job.containers[0]!.args).toEqual(["services/cli/bin/subdata.js", "migrate"]);
+    expect(job.containers[0]!.args).toEqual([bundlePathFor("subdata"), "migrate"]);
     const release = job.object.metadata.annotations?.["subdata/release"];
     const tag = job.containers[0]!.image!.split(":").at(-1);
     expect(release, "the Job's release annotation follows the image tag").toBe(tag);

@@ -4,18 +4,24 @@ import { queryConfigShape } from "@subdata/query/config";
 import { webhookConfigShape } from "@subdata/webhook/config";
 import { relayConfigShape } from "@subdata/webhook/relay-config";
 import type { z } from "zod";
+import { bundlePathFor, type BundleName } from "../../build/bundle.ts";
 
 /** A loadConfig shape: variable name → its zod schema. */
 export type ConfigShape = Readonly<Record<string, z.ZodType>>;
 
-/** Each deployable's script and the config shape its main.ts loads (keys are the variable names). */
-export const processConfigs: Readonly<Record<string, ConfigShape>> = {
-  "services/query/src/main.ts": queryConfigShape,
-  "services/auth/src/main.ts": authConfigShape,
-  "services/webhook/src/main.ts": webhookConfigShape,
-  "services/webhook/src/relay-main.ts": relayConfigShape,
-  "gateway/src/main.ts": gatewayConfigShape,
+/** Each service bundle (the CLI aside) and the config shape its entry point loads. */
+const shapes: Readonly<Record<Exclude<BundleName, "subdata">, ConfigShape>> = {
+  query: queryConfigShape,
+  auth: authConfigShape,
+  webhook: webhookConfigShape,
+  relay: relayConfigShape,
+  gateway: gatewayConfigShape,
 };
+
+/** Each deployable's script as the image runs it (dist/bin/<name>.mjs), with its config shape (keys are the variable names). */
+export const processConfigs: Readonly<Record<string, ConfigShape>> = Object.fromEntries(
+  Object.entries(shapes).map(([name, shape]) => [bundlePathFor(name), shape]),
+);
 
 /** The variables a shape cannot do without (no default): the manifests must provide every one. */
 export function requiredVariables(shape: ConfigShape): string[] {

@@ -30,7 +30,7 @@ export function workloadsOf(objects: readonly RenderedObject[]): Workload[] {
   });
 }
 
-/** The script a container runs: its first argument (the image's ENTRYPOINT is `node --import tsx`). */
+/** The script a container runs: its first argument (the image's ENTRYPOINT is `node`, so a bundle's path). */
 export function scriptOf(container: IContainer): string {
   const script = container.args?.[0] ?? container.command?.[0];
   if (!script) throw new Error(`container ${container.name} names no script`);

@@ -8,7 +8,7 @@
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=8"];
 
-/** The arguments of `node` for one entry point: the flags above, then tsx, then the script. */
+/** The arguments of `node` for one source entry point (npm start): the flags above, then tsx, then the script. */
 export function serviceNodeArgs(entry: string): string[] {
   return [...SERVICE_NODE_FLAGS, "--import", "tsx", entry];
 }

@@ -1,7 +1,11 @@
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
 
-/** The folder of SQL migrations, resolved from this file so it works from any working directory. */
+/**
+ * The folder of SQL migrations, resolved from this file so it works from any working directory. The
+ * production bundle keeps this relative path true: this code runs from dist/bin/subdata.mjs there, and
+ * the build copies the migrations to dist/migrations (deploy/build/bundle.ts).
+ */
 export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.url));
 
 export interface MigrateOptions {

@@ -8,7 +8,8 @@ export const registerMigrateCommand: RegisterCommands = (program, context) => {
     .description("apply pending database migrations (DATABASE_URL must own the schema)")
     .action(async () => {
       const databaseUrl = databaseUrlSetting(context);
-      // Loaded on use: node-pg-migrate is the heaviest import and only this command needs it.
+      // Loaded on use from sources (node-pg-migrate is the heaviest import and only this command needs
+      // it); the bundle (dist/bin/subdata.mjs) has no code splitting, so there it loads at start.
       const { migrate } = await import("@subdata/db");
       const applied = await migrate({ databaseUrl });
       context.output.result(
