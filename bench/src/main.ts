@@ -5,16 +5,16 @@ import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createPool, createServiceTransport } from "@subdata/runtime";
-import { ensureDataset, roleUrls } from "./dataset.ts";
+import { type Dataset, ensureDataset, roleUrls } from "./dataset.ts";
 import { checkScenarios, runHttpBench, type Check, type Target } from "./http-bench.ts";
 import { chooseLoadGenerator } from "./load-generator.ts";
-import { parseOptions, USAGE } from "./options.ts";
+import { type BenchOptions, parseOptions, USAGE } from "./options.ts";
 import { loadAverage } from "./proc-stats.ts";
 import { idleShare, renderProfileSummary, summarizeProfile } from "./profile-summary.ts";
 import { startReceiver } from "./receiver.ts";
 import { judgeTargets, renderTables, writeDocsTable, type BenchReport } from "./report.ts";
 import { buildScenarios } from "./scenarios.ts";
-import { inventSecrets, startStack } from "./stack.ts";
+import { type BenchSecrets, inventSecrets, startStack } from "./stack.ts";
 import { runWebhookBench } from "./webhook-bench.ts";
 
 // Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
@@ -32,6 +32,7 @@ async function main(): Promise<number> {
   const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants }, say);
   const secrets = inventSecrets();
   const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
+  if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart);
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
@@ -44,7 +45,7 @@ async function main(): Promise<number> {
     secrets,
     logLevel: options.logLevel,
     baselineMerchantId: dataset.bigMerchantId,
-    ...(options.profile ? { profile: { names: ["gateway", "query"], dir: profileDir } } : {}),
+    ...(options.profile ? { profile: { names: ["gateway", "query", "auth"], dir: profileDir } } : {}),
     say,
   });
   const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.serviceToken });
@@ -160,6 +161,76 @@ async function main(): Promise<number> {
   } finally {
     if (keyId) await apiKeys.revokeApiKey({ merchantId: dataset.bigMerchantId, apiKeyId: keyId }).catch(() => {});
     auth.close();
+    await stack.stop();
+    await receiver.close();
+    await admin.end();
+  }
+}
+
+/** --webhooks-only: the webhook service and the relay, the webhook phase, a result file; docs/ stay as they are. */
+async function webhooksOnly(
+  options: BenchOptions,
+  dataset: Dataset,
+  secrets: BenchSecrets,
+  roles: Awaited<ReturnType<typeof roleUrls>>,
+  startedAt: string,
+  stamp: string,
+  loadAverageAtStart: number[],
+): Promise<number> {
+  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
+  const receiver = await startReceiver();
+  say("starting the webhook service and the relay");
+  const stack = await startStack({ repoRoot, roleUrls: roles, natsUrl: options.natsUrl, secrets, logLevel: options.logLevel, baselineMerchantId: dataset.bigMerchantId, only: ["webhook", "relay"], say });
+  try {
+    const webhooks = await runWebhookBench({
+      admin,
+      webhookUrl: stack.webhookUrl,
+      serviceToken: secrets.serviceToken,
+      merchantId: dataset.hooksMerchantId,
+      receiver,
+      latencyChanges: options.latencyChanges,
+      burstChanges: options.burstChanges,
+      processes: stack.processes.map(({ name, pid }) => ({ name, pid })),
+      say,
+    });
+    const checks: Check[] = [
+      { name: "every timed change was delivered", ok: webhooks.latency.arrived === webhooks.latency.changes, detail: `${webhooks.latency.arrived}/${webhooks.latency.changes}` },
+      { name: "every burst change was delivered", ok: webhooks.burst.arrived >= webhooks.burst.changes, detail: `${webhooks.burst.arrived}/${webhooks.burst.changes}` },
+      { name: "every delivery carried a valid signature", ok: webhooks.badSignatures === 0, detail: `${webhooks.badSignatures} bad` },
+    ];
+    const { adminUrl: _adminUrl, ...datasetFacts } = dataset;
+    const report: BenchReport = {
+      startedAt,
+      mode: `${options.mode} --webhooks-only`,
+      machine: {
+        cores: cpus().length,
+        cpuModel: cpus()[0]?.model ?? "unknown",
+        node: process.versions.node,
+        loadAverageAtStart,
+        loadAverageAtEnd: loadAverage(),
+        sharing: `Cores were shared, not pinned: the receiver (in the bench process), the webhook service, the relay, Postgres and NATS ran on the same ${cpus().length} cores, next to whatever else the machine was running (see the load average).`,
+      },
+      settings: { connections: 0, warmupSeconds: 0, runSeconds: 0, repetitions: 0, loadGenerator: "none", serviceLogLevel: options.logLevel },
+      // No HTTP scenarios were built: their facts stay empty.
+      dataset: { ...datasetFacts, depth: 0, activeRows: 0, subscriptionId: "", chargesOfSubscription: 0 },
+      checks,
+      http: [],
+      webhooks,
+      targets: judgeTargets([], webhooks),
+    };
+    const resultsDir = join(repoRoot, "bench", "results");
+    mkdirSync(resultsDir, { recursive: true });
+    const resultFile = join(resultsDir, `${stamp}-webhooks.json`);
+    writeFileSync(resultFile, `${JSON.stringify(report, null, 2)}\n`);
+    // Only the webhook tables: the HTTP ones would be empty.
+    const tables = renderTables(report);
+    say(`\n${tables.slice(tables.indexOf("| webhook pipeline"))}\n`);
+    say(`wrote ${resultFile}`);
+    const failed = checks.filter((check) => !check.ok);
+    for (const check of failed) say(`check failed: ${check.name}: ${check.detail}`);
+    say(failed.length ? `${failed.length} check(s) failed` : `all ${checks.length} checks passed`);
+    return failed.length ? 1 : 0;
+  } finally {
     await stack.stop();
     await receiver.close();
     await admin.end();

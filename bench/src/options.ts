@@ -23,6 +23,8 @@ export interface BenchOptions {
   profile: string | undefined;
   /** Skip the webhook phase (HTTP only). */
   skipWebhooks: boolean;
+  /** Only the webhook phase: no HTTP scenarios, and only the webhook service and the relay are started. */
+  webhooksOnly: boolean;
   /** Server holding the bench database (a superuser connection: the seed bulk-loads without triggers). */
   databaseUrl: string;
   natsUrl: string;
@@ -30,7 +32,7 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "skipWebhooks" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "skipWebhooks" | "webhooksOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
   full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
   quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
   smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100 },
@@ -43,6 +45,7 @@ export const USAGE = `npm run bench [-- options]
   --subscriptions N    override the dataset size        --connections N   load-generator connections (64)
   --seconds N          seconds per run                  --repetitions N   runs per scenario (medians reported)
   --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
+  --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
   --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
 env: DATABASE_URL (server of the bench database, default postgres://postgres@127.0.0.1:5432/postgres),
      NATS_URL (default nats://127.0.0.1:4222), BENCH_LOG_LEVEL (services' log level, default warn)`;
@@ -59,6 +62,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   let loadTool: BenchOptions["loadTool"];
   let profile: string | undefined;
   let skipWebhooks = false;
+  let webhooksOnly = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => argv[++i];
@@ -70,6 +74,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       case "--seconds": overrides.runSeconds = positive(arg, next()); break;
       case "--repetitions": overrides.repetitions = Math.floor(positive(arg, next())); break;
       case "--no-webhooks": skipWebhooks = true; break;
+      case "--webhooks-only": webhooksOnly = true; break;
       case "--profile": profile = next(); if (!profile) throw new Error("--profile takes a scenario name"); break;
       case "--tool": {
         const tool = next();
@@ -81,12 +86,15 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       default: throw new Error(`unknown option "${arg}"\n${USAGE}`);
     }
   }
+  if (skipWebhooks && webhooksOnly) throw new Error("--no-webhooks and --webhooks-only exclude each other");
+  if (profile && webhooksOnly) throw new Error("--profile and --webhooks-only exclude each other");
   return {
     ...MODES[mode],
     ...overrides,
     loadTool,
     profile,
     skipWebhooks,
+    webhooksOnly,
     databaseUrl: environment.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: environment.NATS_URL ?? "nats://127.0.0.1:4222",
     logLevel: environment.BENCH_LOG_LEVEL ?? "warn",

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import type { ServiceName } from "@subdata/db";
 import type { DevSecrets } from "@subdata/local/src/dev-secrets.ts";
 import { formatLogLine, prefixLines } from "@subdata/local/src/log-line.ts";
@@ -50,8 +52,26 @@ export function inventSecrets(): BenchSecrets {
   return { serviceToken: dev.SUBDATA_SERVICE_TOKEN, pageTokenSecret: dev.SUBDATA_PAGE_TOKEN_SECRET, baselineKey: `bench_${randomBytes(24).toString("hex")}`, dev };
 }
 
-/** JetStream names of the bench, apart from the dev stack's and the tests'. */
-export const BENCH_STREAM = { stream: "SUBDATA_BENCH_EVENTS", subjectPrefix: "subdata.bench.events", consumer: "bench-webhook-deliveries" };
+/**
+ * JetStream names of one bench run, apart from the dev stack's, the tests' and any other run's: two
+ * runs sharing a consumer would take each other's events. The stream is deleted when the stack stops.
+ */
+export function benchStreamNames(runId: string) {
+  const token = runId.toLowerCase().replace(/[^a-z0-9]/g, "");
+  return { stream: `SUBDATA_BENCH_${token.toUpperCase()}`, subjectPrefix: `subdata.bench.${token}.events`, consumer: `bench-${token}-deliveries` };
+}
+
+/** Deletes a run's stream (and so its consumer); a missing stream is fine. */
+async function deleteStream(natsUrl: string, stream: string): Promise<void> {
+  const url = new URL(natsUrl);
+  const nc = await connect({ servers: `${url.hostname}:${url.port || "4222"}`, timeout: 5_000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+    await jsm.streams.delete(stream).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
 
 export interface StackOptions {
   repoRoot: string;
@@ -113,10 +133,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     logLevel: options.logLevel,
     repoRoot: options.repoRoot,
   };
+  const streamNames = benchStreamNames(randomBytes(6).toString("hex"));
   const extra: Record<string, string> = {
-    SUBDATA_EVENTS_STREAM: BENCH_STREAM.stream,
-    SUBDATA_EVENTS_SUBJECT_PREFIX: BENCH_STREAM.subjectPrefix,
-    SUBDATA_WEBHOOK_CONSUMER: BENCH_STREAM.consumer,
+    SUBDATA_EVENTS_STREAM: streamNames.stream,
+    SUBDATA_EVENTS_SUBJECT_PREFIX: streamNames.subjectPrefix,
+    SUBDATA_WEBHOOK_CONSUMER: streamNames.consumer,
     // The limiter still runs on every request; only its quota is out of the load generator's way.
     SUBDATA_RATE_LIMIT_QUOTA: "100000000",
   };
@@ -150,6 +171,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // The gateway first (stops taking requests), then the rest; bounded, then killed.
     const order = [...running].sort((a, b) => Number(b.name === "gateway") - Number(a.name === "gateway"));
     for (const entry of order) await entry.process.stop(15_000);
+    await deleteStream(options.natsUrl, streamNames.stream).catch((error: Error) => options.say(`could not delete stream ${streamNames.stream}: ${error.message}`));
   };
   for (const spec of specs) {
     const profiled = options.profile?.names.includes(spec.name);

@@ -25,18 +25,21 @@ export function startTestRelay(options: {
   stream: EventStreamSettings;
   merchantIds: readonly string[];
   batchSize?: number;
+  /** Rounds in flight at once (relay-main: SUBDATA_RELAY_ROUNDS); default 1. */
+  rounds?: number;
   pollIntervalMs?: number;
   ackTimeoutMs?: number;
   faults?: RelayDeps["faults"];
   logger?: Logger;
 }): TestRelay {
-  const pool = createPool({ connectionString: options.databaseUrl, max: 2, applicationName: "subdata-relay-test" });
+  const pool = createPool({ connectionString: options.databaseUrl, max: Math.max(2, options.rounds ?? 1), applicationName: "subdata-relay-test" });
   pool.on("error", () => {});
   const relay = createRelay({
     repository: createOutboxRepository(pool, { merchantIds: options.merchantIds }),
     publisher: createEventPublisher(options.nc, { ...options.stream, ackTimeoutMs: options.ackTimeoutMs ?? 5_000 }),
     logger: options.logger ?? createLogger({ name: "relay-test", level: "silent" }),
     batchSize: options.batchSize ?? 100,
+    ...(options.rounds ? { rounds: options.rounds } : {}),
     pollIntervalMs: options.pollIntervalMs ?? 100,
     ...(options.faults ? { faults: options.faults } : {}),
   });

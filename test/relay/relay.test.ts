@@ -112,7 +112,18 @@ describe("the outbox relay", () => {
   });
 
   it("keeps each subscription's versions in order under a burst, with two relays and small batches", async () => {
-    const owner = await createMerchant(admin, "relay burst");
+    await expectOrderUnderBurst("relay burst", (merchantIds) => [
+      relayFor(merchantIds, { batchSize: 7, pollIntervalMs: 20 }),
+      relayFor(merchantIds, { batchSize: 5, pollIntervalMs: 20 }),
+    ]);
+  });
+
+  it("keeps each subscription's versions in order under a burst, with one relay running three rounds at once", async () => {
+    await expectOrderUnderBurst("relay rounds", (merchantIds) => [relayFor(merchantIds, { batchSize: 4, rounds: 3, pollIntervalMs: 20 })]);
+  });
+
+  async function expectOrderUnderBurst(name: string, relaysFor: (merchantIds: string[]) => TestRelay[]): Promise<void> {
+    const owner = await createMerchant(admin, name);
     const subscriptionIds = await Promise.all(Array.from({ length: 6 }, () => createSubscription(admin, owner)));
     const updatesEach = 30;
     const burst = (count: number) =>
@@ -123,11 +134,8 @@ describe("the outbox relay", () => {
       );
     // A backlog first, so that both relays start on rows of the same subscriptions at once...
     await burst(updatesEach / 2);
-    const first = relayFor([owner.merchantId], { batchSize: 7, pollIntervalMs: 20 });
-    const second = relayFor([owner.merchantId], { batchSize: 5, pollIntervalMs: 20 });
-    first.relay.start();
-    second.relay.start();
-    // ...then writers on several connections while both relays claim.
+    for (const { relay } of relaysFor([owner.merchantId])) relay.start();
+    // ...then writers on several connections while the relays (or rounds) claim.
     await burst(updatesEach / 2);
     await waitFor("all burst events published", async () => {
       const rows = await outboxRows(admin, owner.merchantId);
@@ -141,7 +149,7 @@ describe("the outbox relay", () => {
       const versions = messages.filter((message) => message.event.subscriptionId === id).map((message) => Number(message.event.version));
       expect(versions).toEqual(Array.from({ length: updatesEach + 1 }, (_, i) => i + 1));
     }
-  });
+  }
 
   it("when it dies between publish and mark, the re-publish is deduplicated: one message per event", async () => {
     const owner = await createMerchant(admin, "relay crash");

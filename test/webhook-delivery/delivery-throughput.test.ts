@@ -1,7 +1,8 @@
 import { deliveryPipelineConfigShape } from "@subdata/webhook/pipeline";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness, waitFor } from "./support/harness.ts";
-import { type Receiver, startReceiver } from "./support/receiver.ts";
+import { describe, expect, it } from "vitest";
+import { type Harness, waitFor } from "./support/harness.ts";
+import { percentile, useMeasurement } from "./support/measurement.ts";
+import { startReceiver } from "./support/receiver.ts";
 
 /**
  * Measures the delivery workers alone (claim → sign → POST → record) and prints the figures; asserts only
@@ -24,34 +25,9 @@ const subscriptionCount = Number(process.env.MEASURE_SUBSCRIPTIONS ?? 200);
 const concurrency = Number(process.env.MEASURE_CONCURRENCY ?? deliveryPipelineConfigShape.SUBDATA_WEBHOOK_CONCURRENCY.parse(undefined));
 const singles = Number(process.env.MEASURE_SINGLES ?? 50);
 
-interface Arrival {
-  path: string;
-  subscriptionId: string;
-  version: number;
-  at: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
 describe("delivery throughput (figures printed, no timing assertions)", () => {
-  let h: Harness;
-  let r: Receiver;
-  const arrivals: Arrival[] = [];
-
-  beforeAll(async () => {
-    h = await createHarness("delivery-throughput");
-    r = await startReceiver((request) => {
-      const body = JSON.parse(request.body);
-      arrivals.push({ path: request.url, subscriptionId: body.data.object.id, version: body.data.object.version, at: performance.now() });
-      return { status: 204 };
-    });
-  });
-  afterAll(async () => {
-    await h?.close();
-    await r?.close();
-  });
+  const m = useMeasurement("delivery-throughput", 204);
+  const { h, arrivals } = m;
 
   /** Events of `subscriptions` × `versions` (version-major, as a stream would carry them) and one delivery per endpoint. */
   async function insertBacklog(merchantId: string, endpointIds: string[], prefix: string, versions: number): Promise<void> {
@@ -117,13 +93,13 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
 
   it("drains a backlog to one endpoint in per-subscription order", async () => {
     const merchantId = await h.fixtures.merchant();
-    const endpoint = await h.createEndpoint({ merchantId, url: `${r.origin}/one` });
+    const endpoint = await h.createEndpoint({ merchantId, url: `${m.receiver.origin}/one` });
     await drain("one endpoint", merchantId, [endpoint.id], "/one", "a");
   });
 
   it("drains a backlog to a healthy endpoint while another endpoint stays down", async () => {
     const merchantId = await h.fixtures.merchant();
-    const healthy = await h.createEndpoint({ merchantId, url: `${r.origin}/healthy` });
+    const healthy = await h.createEndpoint({ merchantId, url: `${m.receiver.origin}/healthy` });
     // A port nobody listens on: every attempt is a refused connection.
     const closed = await startReceiver();
     const deadUrl = closed.origin;
@@ -139,7 +115,7 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
 
   it("reports insert → received latency for single deliveries on an idle pipeline", async () => {
     const merchantId = await h.fixtures.merchant();
-    const endpoint = await h.createEndpoint({ merchantId, url: `${r.origin}/single` });
+    const endpoint = await h.createEndpoint({ merchantId, url: `${m.receiver.origin}/single` });
     const pipeline = h.startPipeline([merchantId], { concurrency, pollIntervalMs: 1_000 });
     const latencies: number[] = [];
     for (let i = 1; i <= singles; i++) {

@@ -1,25 +1,13 @@
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attemptsOf, createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
-import { type Receiver, startReceiver, webhookHeaders } from "./support/receiver.ts";
+import { describe, expect, it } from "vitest";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { attemptsOf, deliveryOf, newSubscriptionId, waitFor } from "./support/harness.ts";
+import { webhookHeaders } from "./support/receiver.ts";
 
 describe("webhook delivery", () => {
-  let h: Harness;
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
-
-  beforeAll(async () => {
-    h = await createHarness("delivery");
-  });
-  afterAll(async () => {
-    await h.close();
-    await Promise.all(receivers.map((r) => r.close()));
-  });
+  const h = useDeliveryHarness("delivery");
+  const receiver = h.receiver;
 
   it("delivers a signed Standard Webhooks request that the library and a hand-written HMAC both verify", async () => {
     const merchantId = await h.fixtures.merchant();

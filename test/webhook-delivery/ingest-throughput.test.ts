@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
-import { type Receiver, startReceiver } from "./support/receiver.ts";
+import { describe, expect, it } from "vitest";
+import { newSubscriptionId, waitFor } from "./support/harness.ts";
+import { percentile, useMeasurement } from "./support/measurement.ts";
 
 /**
  * Measures ingest and end-to-end delivery with the production worker defaults (16 in flight, a quarter
@@ -20,45 +20,13 @@ const endpointCount = Number(process.env.MEASURE_ENDPOINTS ?? 1);
 const rate = Number(process.env.MEASURE_RATE ?? 200);
 const seconds = Number(process.env.MEASURE_SECONDS ?? 2);
 
-interface Arrival {
-  eventId: string;
-  path: string;
-  subscriptionId: string;
-  version: number;
-  at: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
 describe("ingest and delivery throughput (figures printed, no timing assertions)", () => {
-  let h: Harness;
-  let r: Receiver;
-  const arrivals: Arrival[] = [];
-
-  beforeAll(async () => {
-    h = await createHarness("throughput");
-    r = await startReceiver((request) => {
-      const body = JSON.parse(request.body);
-      arrivals.push({
-        eventId: body.id,
-        path: request.url,
-        subscriptionId: body.data.object.id,
-        version: body.data.object.version,
-        at: performance.now(),
-      });
-      return { status: 200 };
-    });
-  });
-  afterAll(async () => {
-    await h.close();
-    await r?.close();
-  });
+  const m = useMeasurement("throughput", 200);
+  const { h, arrivals } = m;
 
   it("stores a backlog in stream order and delivers it in per-subscription order", async () => {
     const merchantId = await h.fixtures.merchant();
-    for (let i = 0; i < endpointCount; i++) await h.createEndpoint({ merchantId, url: `${r.origin}/hook-${i}` });
+    for (let i = 0; i < endpointCount; i++) await h.createEndpoint({ merchantId, url: `${m.receiver.origin}/hook-${i}` });
     const subscriptions = Array.from({ length: subscriptionCount }, () => newSubscriptionId());
     const versions = Math.ceil(backlog / subscriptionCount);
     const total = versions * subscriptionCount;
@@ -99,7 +67,7 @@ describe("ingest and delivery throughput (figures printed, no timing assertions)
 
   it.skipIf(endpointCount === 0)("reports publish → receiver latency at a steady publish rate", async () => {
     const merchantId = await h.fixtures.merchant();
-    for (let i = 0; i < endpointCount; i++) await h.createEndpoint({ merchantId, url: `${r.origin}/steady-${i}` });
+    for (let i = 0; i < endpointCount; i++) await h.createEndpoint({ merchantId, url: `${m.receiver.origin}/steady-${i}` });
     h.startPipeline([merchantId], { concurrency: 16, pollIntervalMs: 1_000 });
     const subscriptions = Array.from({ length: subscriptionCount }, () => newSubscriptionId());
     const publishedAt = new Map<string, number>();

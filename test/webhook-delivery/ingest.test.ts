@@ -7,9 +7,10 @@ import {
   type IngestSession,
   type MessageDisposition,
 } from "@subdata/webhook/event-consumer";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createHarness, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
-import { type ReceivedRequest, type Receiver, startReceiver } from "./support/receiver.ts";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { newSubscriptionId, waitFor } from "./support/harness.ts";
+import type { ReceivedRequest } from "./support/receiver.ts";
 
 /**
  * Batched ingest: stream order into the table across a failed batch and across the loss of the
@@ -63,17 +64,11 @@ function recordingIngester(failWhen: (batch: readonly ConsumedMessage[], call: n
 }
 
 describe("batched event ingest", () => {
-  let h: Harness;
-  const receivers: Receiver[] = [];
+  const h = useDeliveryHarness("ingest");
   let child: ChildProcess | undefined;
 
-  beforeAll(async () => {
-    h = await createHarness("ingest");
-  });
-  afterAll(async () => {
+  afterAll(() => {
     child?.kill("SIGKILL");
-    await h.close();
-    await Promise.all(receivers.map((r) => r.close()));
   });
 
   it("hands a failed batch back and stores it again before anything newer, in stream order", async () => {
@@ -109,8 +104,7 @@ describe("batched event ingest", () => {
 
   it("lets a standby take over when the leader is killed, losing nothing and keeping per-subscription order", async () => {
     const merchantId = await h.fixtures.merchant();
-    const r = await startReceiver();
-    receivers.push(r);
+    const r = await h.receiver();
     await h.createEndpoint({ merchantId, url: r.origin });
     const lease = { leaseMs: 2_000 };
     child = await startPipelineProcess({

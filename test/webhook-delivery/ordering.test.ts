@@ -1,7 +1,8 @@
 import type { SubscriptionEvent } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
-import { type ReceivedRequest, type Receiver, startReceiver } from "./support/receiver.ts";
+import { describe, expect, it } from "vitest";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { deliveryOf, newSubscriptionId, waitFor } from "./support/harness.ts";
+import type { ReceivedRequest } from "./support/receiver.ts";
 
 function versionOf(request: ReceivedRequest): { subscriptionId: string; version: number } {
   const body = JSON.parse(request.body);
@@ -9,16 +10,7 @@ function versionOf(request: ReceivedRequest): { subscriptionId: string; version:
 }
 
 describe("delivery order", () => {
-  let h: Harness;
-  const receivers: Receiver[] = [];
-
-  beforeAll(async () => {
-    h = await createHarness("ordering");
-  });
-  afterAll(async () => {
-    await h.close();
-    await Promise.all(receivers.map((r) => r.close()));
-  });
+  const h = useDeliveryHarness("ordering");
 
   it("delivers each subscription's versions in order under a burst with failures, without blocking other subscriptions", async () => {
     const merchantId = await h.fixtures.merchant();
@@ -26,7 +18,7 @@ describe("delivery order", () => {
     let blockBlocked = true;
     const tries = new Map<string, number>();
     const succeeded: ReceivedRequest[] = [];
-    const r = await startReceiver((request) => {
+    const r = await h.receiver((request) => {
       const { subscriptionId, version } = versionOf(request);
       if (subscriptionId === blocked && blockBlocked) return { status: 503 };
       const key = `${subscriptionId}/${version}`;
@@ -37,7 +29,6 @@ describe("delivery order", () => {
       succeeded.push(request);
       return { status: 200 };
     });
-    receivers.push(r);
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
     h.startPipeline([merchantId], {
       // Enough quick retries that the blocked subscription keeps trying (and does not exhaust) meanwhile.
@@ -80,9 +71,8 @@ describe("delivery order", () => {
   it("caps in-flight deliveries per endpoint, so a hanging receiver does not hold up another endpoint", async () => {
     const merchantId = await h.fixtures.merchant();
     const held: Array<() => void> = [];
-    const hanging = await startReceiver(() => new Promise((resolve) => held.push(() => resolve({ status: 200 }))));
-    const healthy = await startReceiver();
-    receivers.push(hanging, healthy);
+    const hanging = await h.receiver(() => new Promise((resolve) => held.push(() => resolve({ status: 200 }))));
+    const healthy = await h.receiver();
     const slow = await h.createEndpoint({ merchantId, url: hanging.origin });
     const fast = await h.createEndpoint({ merchantId, url: healthy.origin });
     const pipeline = h.startPipeline([merchantId], { concurrency: 4, perEndpointConcurrency: 2 });

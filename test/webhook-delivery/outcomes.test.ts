@@ -1,25 +1,13 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attemptsOf, createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
-import { type Receiver, startReceiver } from "./support/receiver.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { attemptsOf, deliveryOf, newSubscriptionId, waitFor } from "./support/harness.ts";
+import type { Receiver } from "./support/receiver.ts";
 
 describe("delivery outcomes", () => {
-  let h: Harness;
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
-
-  beforeAll(async () => {
-    h = await createHarness("outcomes");
-  });
-  afterAll(async () => {
-    await h.close();
-    await Promise.all(receivers.map((r) => r.close()));
-  });
+  const h = useDeliveryHarness("outcomes");
+  const receiver = h.receiver;
 
   const endpointRow = async (id: string) =>
     (await h.admin.query("SELECT status, disabled_reason, failing_since FROM webhook_endpoints WHERE id = $1", [id])).rows[0];
@@ -116,16 +104,11 @@ describe("delivery outcomes", () => {
 });
 
 describe("consuming events", () => {
-  let h: Harness;
+  const h = useDeliveryHarness("consume");
   let r: Receiver;
 
   beforeAll(async () => {
-    h = await createHarness("consume");
-    r = await startReceiver();
-  });
-  afterAll(async () => {
-    await h.close();
-    await r.close();
+    r = await h.receiver();
   });
 
   it("creates deliveries only for enabled endpoints that want the type, once per event, and skips poison", async () => {

@@ -8,7 +8,7 @@ describe("deliveryPipelineConfigShape", () => {
     expect(settings).toEqual({
       allowPrivate: false,
       retrySchedule: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000],
-      concurrency: 64,
+      concurrency: 256,
       stream: "SUBDATA_EVENTS",
       subjectPrefix: "subdata.events",
       consumerName: "webhook-deliveries",

@@ -25,10 +25,12 @@ export const deliveryPipelineConfigShape = {
   /** Delays before attempt 1, 2, …; after the last attempt the delivery is FAILED. */
   SUBDATA_WEBHOOK_RETRY_SCHEDULE: z.string().default(DEFAULT_RETRY_SCHEDULE).transform(parsedWith(parseRetrySchedule)),
   /**
-   * POSTs in flight per replica. 64 keeps a fast receiver busy while claims and recorded attempts
-   * batch up (docs/webhooks-delivery-notes.md, "Throughput"); slow receivers are bounded per endpoint.
+   * POSTs in flight per replica. 256: a healthy endpoint may hold half (128) and is claimed for once
+   * half of that is free, so a fast receiver gets 64–128 deliveries per claim statement (a claim costs
+   * tens of ms on a loaded 2-core box whatever it claims; the claim loop was the limit at 64); slow or
+   * failing receivers are bounded per endpoint.
    */
-  SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(256),
   SUBDATA_EVENTS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name").default("SUBDATA_EVENTS"),
   SUBDATA_EVENTS_SUBJECT_PREFIX: z
     .string()
@@ -55,7 +57,8 @@ export interface DeliveryPipelineSettings {
   perEndpointConcurrency?: number;
   /**
    * In flight per endpoint whose last attempts failed (failing_since set): its retries wait in the
-   * table anyway. Default: a sixteenth of `concurrency` (at least 1), never above perEndpointConcurrency.
+   * table anyway. Default: a sixty-fourth of `concurrency` (at least 1; 4 with the default 256),
+   * never above perEndpointConcurrency.
    */
   failingEndpointConcurrency?: number;
   /** Total deadline of one POST. Default 15 s (the contract's). */

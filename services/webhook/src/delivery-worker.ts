@@ -4,6 +4,7 @@ import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
 import { type ClaimedDelivery, claimDueDeliveries } from "./delivery-claim-repository.ts";
 import type { DeliveryDecision } from "./delivery-record-repository.ts";
+import { createOpenedSecrets } from "./opened-secrets.ts";
 import { nextAttempt } from "./retry-schedule.ts";
 import type { SecretBox } from "./secret-box.ts";
 
@@ -17,6 +18,12 @@ import type { SecretBox } from "./secret-box.ts";
  * Per endpoint, a healthy receiver may hold `perEndpointConcurrency` slots, one that is failing
  * (failing_since set) only `failingEndpointConcurrency`: a receiver that hangs or stays down cannot
  * take every slot, and its retries wait in the table (next_attempt_at), never in a worker.
+ *
+ * Claims come in batches: an endpoint is claimed for again only once half of its cap is free (or it
+ * is idle), not after every POST that returns, and the claim's window of due rows is twice its free
+ * slots. A claim costs ~5 ms of Postgres time whatever it claims plus ~0.2 ms per row (2-core box,
+ * loaded), so refilling one slot at a time cost more database time per delivery than the delivery
+ * itself; a fast receiver frees half of its slots within moments.
  */
 
 export interface DeliveryWorkerOptions {
@@ -63,6 +70,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   // Bounded work per claim statement; rows it skips are deferred, so later claims see fresh ones.
   const scanLimit = Math.max(256, options.concurrency * 4);
   const inFlight = new Map<string, number>();
+  const openedSecrets = createOpenedSecrets(options.secretBox);
   /** Whether a busy endpoint was failing at its last claim or attempt (selects its cap). */
   const failing = new Map<string, boolean>();
   const tasks = new Set<Promise<void>>();
@@ -112,22 +120,25 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     });
 
   function openSecrets(delivery: ClaimedDelivery): string[] {
-    const secrets = [options.secretBox.open(delivery.secretCiphertext, delivery.endpointId)];
-    if (delivery.previousSecretCiphertext) secrets.push(options.secretBox.open(delivery.previousSecretCiphertext, delivery.endpointId));
-    return secrets;
+    return openedSecrets.open(delivery.endpointId, delivery.secretCiphertext, delivery.previousSecretCiphertext);
   }
 
   const capOf = (endpointId: string) => (failing.get(endpointId) ? failingCap : healthyCap);
+  /** Whether an endpoint with `count` in flight is worth a claim: half of its cap free, or idle. */
+  const claimable = (endpointId: string, count: number) => count === 0 || capOf(endpointId) - count >= Math.max(1, Math.floor(capOf(endpointId) / 2));
 
   function release(endpointId: string): void {
-    const left = (inFlight.get(endpointId) ?? 1) - 1;
+    const count = inFlight.get(endpointId) ?? 1;
+    const left = count - 1;
+    const reopened = !claimable(endpointId, count) && claimable(endpointId, left);
     if (left > 0) inFlight.set(endpointId, left);
     else {
       inFlight.delete(endpointId);
       failing.delete(endpointId);
     }
-    // A free slot matters to the claim loop only if rows are waiting (or a wake-up came while full).
-    if (moreDue) dirty = true;
+    // A free slot matters to the claim loop only if rows are waiting, or if it made its endpoint
+    // claimable again (its rows were left out of the last claim).
+    if (moreDue || reopened) dirty = true;
     wakeLoop();
   }
 
@@ -194,7 +205,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       if (free > 0 && dirty) {
         dirty = false;
         try {
-          const full = [...inFlight].filter(([endpointId, count]) => count >= capOf(endpointId)).map(([endpointId]) => endpointId);
+          const full = [...inFlight].filter(([endpointId, count]) => !claimable(endpointId, count)).map(([endpointId]) => endpointId);
+          const window = Math.min(scanLimit, Math.max(64, free * 2));
           const result = await claimDueDeliveries(options.pool, {
             limit: free,
             healthyCap,
@@ -202,13 +214,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
             inFlight,
             fullEndpointIds: full,
             leaseMs: options.leaseMs,
-            scanLimit,
+            scanLimit: window,
             merchantIds: options.merchantIds,
           });
           for (const delivery of result.claimed) launch(delivery);
-          moreDue = result.claimed.length === free || result.scanned === scanLimit;
+          moreDue = result.claimed.length === free || result.scanned === window;
           // Rows were deferred or the scan was cut short: look again at once.
-          if (result.scanned === scanLimit || result.deferred > 0) dirty = true;
+          if (result.scanned === window || result.deferred > 0) dirty = true;
           errorBackoffMs = 0;
         } catch (error) {
           dirty = true;

@@ -77,7 +77,7 @@ export interface EventConsumerOptions {
   ackWaitMs: number;
   /** The ingester (ingest-event.ts): takes the ingest lock and stores batches. */
   handle: EventIngester;
-  /** Most messages stored per transaction. Default 256; max_ack_pending is twice this. */
+  /** Most messages stored per transaction. Default 512; max_ack_pending is twice this. */
   batchSize?: number;
   logger: Logger;
 }
@@ -88,7 +88,7 @@ export interface EventConsumer {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_INGEST_BATCH_SIZE = 256;
+export const DEFAULT_INGEST_BATCH_SIZE = 512;
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 /** Used only if a store throws despite its contract. */

@@ -28,9 +28,15 @@ export interface OutboxRepositoryOptions {
   merchantIds?: readonly string[];
 }
 
-// SKIP LOCKED lets several relays claim disjoint batches. A row whose subscription has an earlier
-// pending row outside this claim (locked by another relay, or beyond the limit) is left for later:
+// SKIP LOCKED lets several relays (and rounds) claim disjoint batches. A row whose subscription has an
+// earlier pending row outside this claim (locked by another relay or round) is left for later:
 // publishing it now could overtake that earlier event.
+//
+// Those earlier rows are found with one range scan of the pending rows below the claim's highest seq
+// (the claim itself plus whatever others hold there), not with a probe per claimed row: statistics
+// taken while the outbox was drained (the normal state) say "one pending row", and the planner then
+// answered each probe by walking every pending row — claimed × pending rows, 10 s for 500 × 20,000,
+// past the statement timeout, so the relay stalled until the backlog shrank (it never did).
 const CLAIM = `
 WITH claimed AS (
   SELECT id, seq, merchant_id, subscription_id, event_type, version, occurred_at, payload, attempts
@@ -40,15 +46,20 @@ WITH claimed AS (
    ORDER BY seq
    LIMIT $1
      FOR UPDATE SKIP LOCKED
+), held_elsewhere AS MATERIALIZED (
+  SELECT other.subscription_id, min(other.seq) AS seq
+    FROM event_outbox other
+   WHERE other.published_at IS NULL
+     AND other.seq < (SELECT max(seq) FROM claimed)
+     AND other.id NOT IN (SELECT id FROM claimed)
+   GROUP BY other.subscription_id
 )
 SELECT c.*
   FROM claimed c
  WHERE NOT EXISTS (
-   SELECT 1 FROM event_outbox earlier
+   SELECT 1 FROM held_elsewhere earlier
     WHERE earlier.subscription_id = c.subscription_id
-      AND earlier.published_at IS NULL
-      AND earlier.seq < c.seq
-      AND earlier.id NOT IN (SELECT id FROM claimed))
+      AND earlier.seq < c.seq)
  ORDER BY c.seq`;
 
 const MARK_PUBLISHED = `

@@ -73,6 +73,7 @@ if (nc && !stop.signal.aborted) {
     publisher: createEventPublisher(nc, streamSettings),
     logger,
     batchSize: config.SUBDATA_RELAY_BATCH_SIZE,
+    rounds: config.SUBDATA_RELAY_ROUNDS,
     pollIntervalMs: config.SUBDATA_RELAY_POLL_INTERVAL_MS,
     retention: { days: config.SUBDATA_RELAY_RETENTION_DAYS, everyMs: 60 * 60 * 1000 },
     onRound,

@@ -10,8 +10,14 @@ export interface RelayDeps {
   repository: OutboxRepository;
   publisher: EventPublisher;
   logger: Logger;
-  /** Rows per claim, and so the most publishes in flight. */
+  /** Rows per claim, and so the most publishes in flight per round. */
   batchSize: number;
+  /**
+   * Rounds in flight at once (default 1). With 2, one round claims and marks in Postgres while another
+   * waits for PubAcks. The rounds claim disjoint rows (SKIP LOCKED) and a round keeps a row only if
+   * no earlier pending row of its subscription is held by the other, exactly as two relays would.
+   */
+  rounds?: number;
   /** Fallback poll when no notification arrives. */
   pollIntervalMs: number;
   /** Delete published rows older than `days`, checked every `everyMs`; unset: no purge. */
@@ -98,24 +104,25 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
 export function createRelay(deps: RelayDeps): Relay {
   const { repository, publisher, logger, batchSize } = deps;
   const stopping = new AbortController();
-  const failureBackoff = createBackoff({ initialMs: 200, maxMs: 30_000 });
+  const rounds = Math.max(1, deps.rounds ?? 1);
   let woken = false;
-  let wakeWaiter: (() => void) | undefined;
+  const wakeWaiters = new Set<() => void>();
   let loop: Promise<void> | undefined;
   let healthy = false;
   let nextPurgeAt = 0;
 
   function waitForWake(ms: number): Promise<void> {
-    if (woken) return Promise.resolve();
+    // An aborted signal fires no more "abort" events: a round that ends after stop() must not wait.
+    if (woken || stopping.signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
-        wakeWaiter = undefined;
+        wakeWaiters.delete(done);
         stopping.signal.removeEventListener("abort", done);
         resolve();
       }
-      wakeWaiter = done;
+      wakeWaiters.add(done);
       stopping.signal.addEventListener("abort", done, { once: true });
     });
   }
@@ -156,7 +163,9 @@ export function createRelay(deps: RelayDeps): Relay {
     }
   }
 
-  async function run(): Promise<void> {
+  /** One claim → publish → mark loop; `rounds` of them run side by side. */
+  async function lane(): Promise<void> {
+    const failureBackoff = createBackoff({ initialMs: 200, maxMs: 30_000 });
     while (!stopping.signal.aborted) {
       let round: RoundResult;
       try {
@@ -183,13 +192,17 @@ export function createRelay(deps: RelayDeps): Relay {
     }
   }
 
+  async function run(): Promise<void> {
+    await Promise.all(Array.from({ length: rounds }, () => lane()));
+  }
+
   return {
     start() {
       loop ??= run();
     },
     wake() {
       woken = true;
-      wakeWaiter?.();
+      for (const waiter of [...wakeWaiters]) waiter();
     },
     runOnce,
     async stop() {
