@@ -68,12 +68,26 @@ export function createUnaryTransport(options: UnaryTransportOptions): UnaryTrans
     opened.on("error", forget);
     opened.once("goaway", forget);
     opened.once("close", forget);
-    // In-flight calls keep the process alive through their timers, an idle session does not.
+    // An idle session must not keep the process alive; calls in flight do (hold/release below).
     opened.unref();
     current = opened;
     responsesSeen = 0;
     return opened;
   }
+
+  // Calls in flight per session: while there are any, the session holds the event loop open (a CLI
+  // awaiting its only call, with no deadline timer, would otherwise exit mid-call).
+  const inFlight = new WeakMap<http2.ClientHttp2Session, number>();
+  const hold = (held: http2.ClientHttp2Session) => {
+    const count = inFlight.get(held) ?? 0;
+    if (count === 0) held.ref();
+    inFlight.set(held, count + 1);
+  };
+  const release = (held: http2.ClientHttp2Session) => {
+    const count = (inFlight.get(held) ?? 1) - 1;
+    inFlight.set(held, count);
+    if (count === 0 && !held.destroyed) held.unref();
+  };
 
   function send(request: AnyUnaryRequest): Promise<AnyUnaryResponse> {
     if (closed) return Promise.reject(new ConnectError("transport closed", Code.Unavailable));
@@ -98,6 +112,7 @@ export function createUnaryTransport(options: UnaryTransportOptions): UnaryTrans
         reject(new ConnectError(`upstream session unusable: ${(error as Error).message}`, Code.Unavailable));
         return;
       }
+      hold(activeSession);
       const seenAtStart = responsesSeen;
       let status = 0;
       let responseHeaders: http2.IncomingHttpHeaders = {};
@@ -109,6 +124,7 @@ export function createUnaryTransport(options: UnaryTransportOptions): UnaryTrans
       const finish = (error: ConnectError | undefined, response?: AnyUnaryResponse) => {
         if (settled) return;
         settled = true;
+        release(activeSession);
         if (watchSignal) request.signal.removeEventListener("abort", onAbort);
         if (error) {
           if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
