@@ -48,6 +48,24 @@ describe.each(overlayNames)("the %s overlay's environment", (overlay) => {
     }
   });
 
+  it("gives every process that reads a rotation variable its optional Secret key, and makes nothing else optional", () => {
+    const rotation = ["SUBDATA_SERVICE_TOKENS_ACCEPTED", "SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED", "SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS"];
+    let given = 0;
+    for (const workload of deployments) {
+      const container = workload.containers[0]!;
+      const known = Object.keys(processConfigs[scriptOf(container)]!);
+      const env = container.env ?? [];
+      for (const name of rotation.filter((variable) => known.includes(variable))) {
+        expect(env.find((variable) => variable.name === name)?.valueFrom?.secretKeyRef?.optional, `${workload.name} ${name}`).toBe(true);
+        given += 1;
+      }
+      const optional = env.filter((variable) => variable.valueFrom?.secretKeyRef?.optional).map((variable) => variable.name);
+      expect(optional.filter((name) => !rotation.includes(name)), workload.name).toEqual([]);
+    }
+    // query, auth and webhook: two each, and the webhook's previous master keys.
+    expect(given).toBe(7);
+  });
+
   it("gives each database process its own role's connection and the migration the owner's", () => {
     const secretOf = (workload: ReturnType<typeof workloadsOf>[number]) =>
       workload.containers[0]!.env?.find((variable) => variable.name === "DATABASE_URL")?.valueFrom?.secretKeyRef?.name;

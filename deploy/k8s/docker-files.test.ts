@@ -231,9 +231,14 @@ describe("deploy/compose.yaml", () => {
     for (const [name, service] of Object.entries(services)) {
       for (const [variable, value] of Object.entries(service.environment ?? {})) {
         if (!SECRET_LOOKING.test(variable)) continue;
-        expect(String(value), `${name}.${variable} is interpolated`).toMatch(/\$\{[A-Z_]+(:\?[^}]*)?\}/);
+        // Required secrets fail fast (:?); the rotation extras default to empty (:-) and are named,
+        // commented out, in .env.example.
+        expect(String(value), `${name}.${variable} is interpolated`).toMatch(/\$\{[A-Z_]+(:\?[^}]*|:-)?\}/);
         for (const match of String(value).matchAll(/\$\{([A-Z_]+):\?/g)) {
           expect(example, `${match[1]} in .env.example`).toMatch(new RegExp(`^${match[1]}=replace-me`, "m"));
+        }
+        for (const match of String(value).matchAll(/\$\{([A-Z_]+):-\}/g)) {
+          expect(example, `${match[1]} in .env.example`).toMatch(new RegExp(`^# ${match[1]}=`, "m"));
         }
       }
     }

@@ -11,7 +11,11 @@ export const authConfigShape = {
   DATABASE_POOL_MAX: env.positiveInt(4),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
   SUBDATA_SERVICE_TOKEN: env.secret(),
+  /** Comma-separated further service tokens accepted (not sent) while SUBDATA_SERVICE_TOKEN is rotated. */
+  SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList(),
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
+  /** Comma-separated further secrets whose page tokens are honoured (never signed with) during a rotation. */
+  SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList(),
   NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
   /** Failed authentications (security_events) older than this are purged hourly; the database refuses less than 1. */
   SUBDATA_SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),

@@ -14,7 +14,10 @@ export interface AuthDependencyOptions {
   /** The pool (role subdata_auth); tests pass a wrapper that counts or fails queries. */
   db: Queryable;
   logger: Logger;
+  /** SUBDATA_PAGE_TOKEN_SECRET: signs page tokens. */
   pageTokenSecret: string;
+  /** SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: page tokens they signed are honoured too (rotation). */
+  acceptedPageTokenSecrets?: readonly string[];
   revocations: RevocationPublisher;
   auditMaxBatchSize?: number;
   /** Days security events are kept (SUBDATA_SECURITY_EVENT_RETENTION_DAYS); 90 when unset. */
@@ -58,7 +61,7 @@ export function createAuthDependencies(options: AuthDependencyOptions): AuthDepe
     securityRetention,
     lastUsed: createLastUsedTracker({ repository: apiKeys, logger: options.logger }),
     revocations: options.revocations,
-    pageTokens: createPageTokenCodec(options.pageTokenSecret),
+    pageTokens: createPageTokenCodec(options.pageTokenSecret, options.acceptedPageTokenSecrets),
     async close() {
       await Promise.all([auditWriter.close(), securityLog.close(), securityRetention.stop()]);
     },

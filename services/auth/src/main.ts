@@ -21,12 +21,20 @@ const dependencies = createAuthDependencies({
   db: pool,
   logger,
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
+  acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   revocations,
   onAuditFlush: createAuditFlushMetrics(metrics),
   securityEventRetentionDays: config.SUBDATA_SECURITY_EVENT_RETENTION_DAYS,
 });
 const health = createHealthState();
-const server = createAuthServer({ ...dependencies, serviceToken: config.SUBDATA_SERVICE_TOKEN, logger, health, observability: { metrics, trace, spans } });
+const server = createAuthServer({
+  ...dependencies,
+  serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
+  logger,
+  health,
+  observability: { metrics, trace, spans },
+});
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
 const address = await server.listen(config.HOST, config.PORT);

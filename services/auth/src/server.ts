@@ -2,7 +2,10 @@ import { createConnectServer, createHealthState, type ConnectObservability, type
 import { authRoutes, authServiceNames, type AuthRouteDeps } from "./routes.ts";
 
 export interface AuthServerDeps extends AuthRouteDeps {
+  /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
   serviceToken: string;
+  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: also honoured while the service token is rotated. */
+  acceptedServiceTokens?: readonly string[];
   logger: Logger;
   /** main.ts passes its own to flip readiness on SIGTERM; tests may omit it. */
   health?: HealthState;
@@ -16,6 +19,7 @@ export function createAuthServer(deps: AuthServerDeps): ConnectServer {
     routes: authRoutes(deps),
     serviceNames: authServiceNames,
     serviceToken: deps.serviceToken,
+    acceptedServiceTokens: deps.acceptedServiceTokens,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
     observability: deps.observability,

@@ -12,7 +12,11 @@ export const queryConfigShape = {
   DATABASE_POOL_MAX: env.positiveInt(4),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
   SUBDATA_SERVICE_TOKEN: env.secret(),
+  /** Comma-separated further service tokens accepted (not sent) while SUBDATA_SERVICE_TOKEN is rotated. */
+  SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList(),
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
+  /** Comma-separated further secrets whose page tokens are honoured (never signed with) during a rotation. */
+  SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList(),
 };
 
 export type QueryConfig = ReturnType<typeof loadQueryConfig>;

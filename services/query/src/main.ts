@@ -18,7 +18,9 @@ const health = createHealthState();
 const server = createQueryServer({
   pool,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
+  acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   logger,
   health,
   observability: { metrics, trace, spans },

@@ -17,8 +17,12 @@ export interface QueryServerDeps {
   pool: Pool;
   /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
   serviceToken: string;
+  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: also honoured while the service token is rotated. */
+  acceptedServiceTokens?: readonly string[];
   /** SUBDATA_PAGE_TOKEN_SECRET: signs page tokens. */
   pageTokenSecret: string;
+  /** SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: page tokens they signed are honoured too (rotation). */
+  acceptedPageTokenSecrets?: readonly string[];
   logger: Logger;
   /** The state grpc.health.v1 reports; main.ts turns it off on SIGTERM. A fresh, serving one by default. */
   health?: HealthState;
@@ -35,10 +39,11 @@ export function createQueryServer(deps: QueryServerDeps): ConnectServer {
     routes: createQueryRoutes({
       subscriptions: createSubscriptionRepository(deps.pool),
       orders: createOrderRepository(deps.pool),
-      pageTokens: createPageTokenCodec(deps.pageTokenSecret),
+      pageTokens: createPageTokenCodec(deps.pageTokenSecret, deps.acceptedPageTokenSecrets),
     }),
     serviceNames: queryServiceNames,
     serviceToken: deps.serviceToken,
+    acceptedServiceTokens: deps.acceptedServiceTokens,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
     observability: deps.observability,

@@ -43,3 +43,47 @@ describe("loadConfig", () => {
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 });
+
+describe("env.secretList (secrets accepted during a rotation)", () => {
+  const listShape = { SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList() };
+  const problemsOf = (value: string): string => {
+    try {
+      loadConfig(listShape, { SUBDATA_SERVICE_TOKENS_ACCEPTED: value });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as ConfigError).message;
+    }
+    throw new Error("expected a ConfigError");
+  };
+
+  it("is the empty list when unset or empty", () => {
+    expect(loadConfig(listShape, {}).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([]);
+    expect(loadConfig(listShape, { SUBDATA_SERVICE_TOKENS_ACCEPTED: "" }).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([]);
+  });
+
+  it("splits on commas, keeping each value exactly", () => {
+    const first = "a".repeat(32);
+    const second = "b+/=".repeat(10);
+    expect(loadConfig(listShape, { SUBDATA_SERVICE_TOKENS_ACCEPTED: `${first},${second}` }).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([first, second]);
+  });
+
+  it("refuses a short item, naming the variable and the item's position but never a value", () => {
+    const message = problemsOf(`${"a".repeat(32)},hunter2`);
+    expect(message).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 2 must be at least 32 characters");
+    expect(message).not.toContain("hunter2");
+    expect(message).not.toContain("a".repeat(32));
+  });
+
+  it("refuses empty items and a trailing comma", () => {
+    const long = "a".repeat(32);
+    expect(problemsOf(`${long},,${long}`)).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 3 is empty");
+    expect(problemsOf(`${long},`)).toContain("item 2 of 2 is empty");
+    expect(problemsOf(",")).toContain("item 1 of 2 is empty");
+  });
+
+  it("refuses an item with surrounding whitespace rather than trimming it into another secret", () => {
+    const long = "a".repeat(32);
+    expect(problemsOf(`${long}, ${long}`)).toContain("item 2 of 2 begins or ends with whitespace");
+    expect(problemsOf(`${long}\n`)).toContain("item 1 of 1 begins or ends with whitespace");
+  });
+});

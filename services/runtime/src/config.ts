@@ -42,6 +42,44 @@ export function loadConfigOrExit<T>(process_: string, load: () => T): T {
   }
 }
 
+/** A secret: required, no default anywhere, long enough to resist guessing. */
+function secret(minLength = 32) {
+  return z.string({ message: `must be set (at least ${minLength} characters; no default)` }).min(minLength, {
+    message: `must be at least ${minLength} characters`,
+  });
+}
+
+/**
+ * An optional comma-separated list, each item checked by `item` (e.g. extra secrets accepted during a
+ * rotation). Unset or empty is the empty list; an empty item ("a,,b", a trailing comma) or an item
+ * with surrounding whitespace is refused rather than guessed at, since a secret that silently differs
+ * from the one meant would only show up as refused calls. Problems name the item's position, never
+ * its value.
+ */
+function list(item: z.ZodType<string>) {
+  return z
+    .string()
+    .optional()
+    .transform((text, context): string[] => {
+      if (text === undefined || text === "") return [];
+      const items = text.split(",");
+      items.forEach((value, index) => {
+        const where = `item ${index + 1} of ${items.length}`;
+        if (value === "") {
+          context.addIssue({ code: "custom", message: `${where} is empty (no empty items, no trailing comma)` });
+        } else if (value.trim() !== value) {
+          context.addIssue({ code: "custom", message: `${where} begins or ends with whitespace` });
+        } else {
+          const result = item.safeParse(value);
+          if (!result.success) {
+            for (const issue of result.error.issues) context.addIssue({ code: "custom", message: `${where} ${issue.message}` });
+          }
+        }
+      });
+      return items;
+    });
+}
+
 /** Reusable variable parsers, so every service reads the same variable the same way. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
@@ -54,10 +92,14 @@ export const env = {
       .string({ message: "must be a postgres:// connection string" })
       .regex(/^postgres(ql)?:\/\//, "must be a postgres:// connection string"),
   /** A secret: required, no default anywhere, long enough to resist guessing. */
-  secret: (minLength = 32) =>
-    z.string({ message: `must be set (at least ${minLength} characters; no default)` }).min(minLength, {
-      message: `must be at least ${minLength} characters`,
-    }),
+  secret,
+  /**
+   * Extra values of a secret accepted alongside the main one while it is rotated
+   * (SUBDATA_SERVICE_TOKENS_ACCEPTED, …): comma-separated, each as long as `secret` demands.
+   */
+  secretList: (minLength = 32) => list(secret(minLength)),
+  /** An optional comma-separated list whose items `item` checks. */
+  list,
   boolean: (fallback: boolean) =>
     z
       .enum(["true", "false", "1", "0"], { message: "must be true or false" })

@@ -18,7 +18,10 @@ export interface ConnectServerOptions {
   routes: (router: ConnectRouter) => void;
   /** Fully-qualified names of the services registered, for the health service. */
   serviceNames: readonly string[];
+  /** SUBDATA_SERVICE_TOKEN: the credential every RPC but grpc.health.v1 must present. */
   serviceToken: string;
+  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: further credentials honoured while the token is rotated. */
+  acceptedServiceTokens?: readonly string[];
   logger: Logger;
   health: HealthState;
   /** Optional: RED metrics into `metrics`; trace context and request id of callers into `trace` (and so the logs). */
@@ -107,7 +110,7 @@ export function createConnectServer(options: ConnectServerOptions): ConnectServe
     ...(options.observability?.trace ? [acceptTraceContext(options.observability.trace, options.observability.spans)] : []),
     ...(options.observability?.metrics ? [rpcServerMetrics(options.observability.metrics)] : []),
     logCalls(options.logger),
-    requireServiceCredential(options.serviceToken),
+    requireServiceCredential(options.serviceToken, options.acceptedServiceTokens),
     normaliseErrors(options.logger),
   ];
   const readMaxBytes = 1024 * 1024;

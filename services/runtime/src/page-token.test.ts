@@ -55,3 +55,34 @@ describe("page tokens", () => {
     expectInvalid(() => codec.decode(other.encode(binding, position), binding));
   });
 });
+
+describe("page tokens during a secret rotation", () => {
+  const OLD = "o".repeat(32);
+  const NEW = "n".repeat(32);
+  const before = createPageTokenCodec(OLD);
+  // Phase 1: still signing with OLD, already honouring NEW; phase 2: signing with NEW, still honouring OLD.
+  const phase1 = createPageTokenCodec(OLD, [NEW]);
+  const phase2 = createPageTokenCodec(NEW, [OLD]);
+  const after = createPageTokenCodec(NEW);
+
+  it("honours tokens signed with the main secret or an accepted one, so a walk can move between replicas", () => {
+    const fromOld = before.encode(binding, position);
+    expect(phase2.decode(fromOld, binding)).toEqual(position);
+    expect(phase1.decode(phase2.encode(binding, position), binding)).toEqual(position);
+    expect(phase2.decode(phase1.encode(binding, position), binding)).toEqual(position);
+  });
+
+  it("signs only with the main secret", () => {
+    const signed = phase2.encode(binding, position);
+    expect(after.decode(signed, binding)).toEqual(position);
+    expectInvalid(() => before.decode(signed, binding));
+  });
+
+  it("refuses a token signed with a secret that is neither main nor accepted, and keeps every other check", () => {
+    const stranger = createPageTokenCodec("s".repeat(32));
+    expectInvalid(() => phase2.decode(stranger.encode(binding, position), binding));
+    expectInvalid(() => phase2.decode(before.encode(binding, position), { ...binding, merchantId: "mer_b" }));
+    // Once OLD is dropped, its tokens are refused.
+    expectInvalid(() => after.decode(before.encode(binding, position), binding));
+  });
+});

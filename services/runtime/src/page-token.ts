@@ -34,15 +34,29 @@ function bindingText(binding: PageTokenBinding): string {
  * position and the binding, so a token is tamper-evident and useless with other filters or another
  * merchant. The position is not secret (it is the last row's keyset) but clients must treat tokens as
  * opaque.
+ *
+ * `secret` (SUBDATA_PAGE_TOKEN_SECRET) signs every token; tokens signed with it or with one of `accepted`
+ * (SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED) are honoured, so replicas can move to a new secret one by one
+ * while the cursors they handed out keep working. A refused token is checked against every secret, so
+ * failures all take the same time; a good one stops at the first match (which secret signed it is no
+ * secret from whoever holds the token).
  */
-export function createPageTokenCodec(secret: string): PageTokenCodec {
-  const mac = (binding: PageTokenBinding, payload: string) =>
-    createHmac("sha256", secret).update(VERSION).update("\n").update(bindingText(binding)).update("\n").update(payload).digest();
+export function createPageTokenCodec(secret: string, accepted: readonly string[] = []): PageTokenCodec {
+  const macWith = (key: string, binding: PageTokenBinding, payload: string) =>
+    createHmac("sha256", key).update(VERSION).update("\n").update(bindingText(binding)).update("\n").update(payload).digest();
+  const verifiers = [secret, ...accepted];
+  const signedByOneOfUs = (presented: Buffer, binding: PageTokenBinding, payload: string): boolean => {
+    for (const key of verifiers) {
+      const expected = macWith(key, binding, payload);
+      if (presented.length === expected.length && timingSafeEqual(presented, expected)) return true;
+    }
+    return false;
+  };
 
   return {
     encode(binding, position) {
       const payload = Buffer.from(JSON.stringify(position)).toString("base64url");
-      return `${payload}.${mac(binding, payload).toString("base64url")}`;
+      return `${payload}.${macWith(secret, binding, payload).toString("base64url")}`;
     },
     decode(token, binding) {
       const dot = token.indexOf(".");
@@ -53,8 +67,7 @@ export function createPageTokenCodec(secret: string): PageTokenCodec {
       // Base64 decoding ignores stray characters and the last character's spare bits, so several
       // spellings decode to one MAC: only the canonical spelling is ours.
       if (presented.toString("base64url") !== signature) throw invalidPageToken();
-      const expected = mac(binding, payload);
-      if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw invalidPageToken();
+      if (!signedByOneOfUs(presented, binding, payload)) throw invalidPageToken();
       let position: unknown;
       try {
         position = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));

@@ -41,3 +41,45 @@ describe("webhook config", () => {
     expect(() => loadWebhookConfig({ ...valid, SUBDATA_WEBHOOK_ALLOW_PRIVATE: "yes" })).toThrow(ConfigError);
   });
 });
+
+describe("webhook config: keys and secrets accepted during a rotation", () => {
+  it("reads previous master keys and accepted secrets as lists, empty by default", () => {
+    expect(loadWebhookConfig(valid).SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS).toEqual([]);
+    expect(loadWebhookConfig(valid).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([]);
+    const keys = [randomBytes(32).toString("base64"), randomBytes(32).toString("base64")];
+    const config = loadWebhookConfig({
+      ...valid,
+      SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: keys.join(","),
+      SUBDATA_SERVICE_TOKENS_ACCEPTED: "a".repeat(32),
+      SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "b".repeat(32),
+    });
+    expect(config.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS).toEqual(keys);
+    expect(config.SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual(["a".repeat(32)]);
+    expect(config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED).toEqual(["b".repeat(32)]);
+  });
+
+  it("refuses a previous key that is not base64 of 32 bytes, or an empty item, naming the variable and not the key", () => {
+    const good = randomBytes(32).toString("base64");
+    const short = randomBytes(16).toString("base64");
+    const problems = (value: string) => {
+      try {
+        loadWebhookConfig({ ...valid, SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: value });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error("expected a ConfigError");
+    };
+    const message = problems(`${good},${short}`);
+    expect(message).toContain("SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS is invalid: item 2 of 2 must be base64 of exactly 32 bytes");
+    expect(message).not.toContain(short);
+    expect(message).not.toContain(good);
+    expect(problems(`${good},`)).toContain("SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS is invalid: item 2 of 2 is empty");
+  });
+
+  it("refuses an accepted page-token secret that is too short", () => {
+    expect(() => loadWebhookConfig({ ...valid, SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "short" })).toThrow(
+      /SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED is invalid: item 1 of 1 must be at least 32 characters/,
+    );
+  });
+});

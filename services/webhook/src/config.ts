@@ -2,6 +2,17 @@ import { env, loadConfig } from "@subdata/runtime";
 import { z } from "zod";
 import { deliveryPipelineConfigShape } from "./delivery-config.ts";
 
+const BASE64_KEY = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** Base64 of exactly 32 random bytes: an AES-256 key, the main one or a previous one. */
+function webhookSecretKey() {
+  return z
+    .string({ message: "must be set (base64 of 32 random bytes; no default)" })
+    .refine((value) => BASE64_KEY.test(value) && Buffer.from(value, "base64").length === 32, {
+      message: "must be base64 of exactly 32 bytes (e.g. openssl rand -base64 32)",
+    });
+}
+
 /** The webhook service's environment, validated at start-up; secrets have no default anywhere. */
 export const webhookConfigShape = {
   // The delivery pipeline's variables (SUBDATA_WEBHOOK_ALLOW_PRIVATE, SUBDATA_WEBHOOK_RETRY_SCHEDULE,
@@ -17,14 +28,19 @@ export const webhookConfigShape = {
   DATABASE_POOL_MAX: env.positiveInt(4),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
   SUBDATA_SERVICE_TOKEN: env.secret(),
+  /** Comma-separated further service tokens accepted (not sent) while SUBDATA_SERVICE_TOKEN is rotated. */
+  SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList(),
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
+  /** Comma-separated further secrets whose page tokens are honoured (never signed with) during a rotation. */
+  SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList(),
   NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
   /** Base64 of exactly 32 random bytes: seals signing secrets at rest (AES-256-GCM). */
-  SUBDATA_WEBHOOK_SECRET_KEY: z
-    .string({ message: "must be set (base64 of 32 random bytes; no default)" })
-    .refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, "base64").length === 32, {
-      message: "must be base64 of exactly 32 bytes (e.g. openssl rand -base64 32)",
-    }),
+  SUBDATA_WEBHOOK_SECRET_KEY: webhookSecretKey(),
+  /**
+   * Comma-separated keys of the same form that still open secrets sealed before a key rotation (never
+   * used to seal); dropped once `subdata webhooks reencrypt-secrets` has moved every secret to the main key.
+   */
+  SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: env.list(webhookSecretKey()),
   /**
    * Local development only: plain http and private, loopback and link-local targets are allowed, both
    * when endpoints are registered (url-policy.ts) and when deliveries connect (the pipeline).

@@ -19,7 +19,7 @@ const pool = createPool({
 const observability = createProcessObservability({ service: "webhook", logLevel: config.LOG_LEVEL, pool, env: process.env });
 const { logger, metrics, trace, spans } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
-const secretBox = createSecretBox(config.SUBDATA_WEBHOOK_SECRET_KEY);
+const secretBox = createSecretBox(config.SUBDATA_WEBHOOK_SECRET_KEY, config.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS);
 const health = createHealthState();
 
 let pipeline: DeliveryPipeline | undefined;
@@ -29,7 +29,9 @@ const stopping = new AbortController();
 const server = createWebhookServer({
   pool,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
+  acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   secretBox,
   allowPrivate: config.SUBDATA_WEBHOOK_ALLOW_PRIVATE,
   logger,

@@ -31,3 +31,40 @@ describe("secret box", () => {
     expect(Buffer.from(secret.slice(6), "base64")).toHaveLength(32);
   });
 });
+
+describe("secret box during a master key rotation", () => {
+  const oldKey = randomBytes(32).toString("base64");
+  const newKey = randomBytes(32).toString("base64");
+  const before = createSecretBox(oldKey);
+  const rotated = createSecretBox(newKey, [oldKey]);
+
+  it("opens a secret sealed with a previous key", () => {
+    const secret = generateSigningSecret();
+    expect(rotated.open(before.seal(secret, "we_1"), "we_1")).toBe(secret);
+  });
+
+  it("seals with the main key only", () => {
+    const sealed = rotated.seal("whsec_x", "we_1");
+    expect(createSecretBox(newKey).open(sealed, "we_1")).toBe("whsec_x");
+    expect(() => before.open(sealed, "we_1")).toThrow();
+  });
+
+  it("refuses what none of its keys sealed, and a previous key's secret sealed for another endpoint", () => {
+    const stranger = createSecretBox(randomBytes(32).toString("base64"));
+    expect(() => rotated.open(stranger.seal("whsec_x", "we_1"), "we_1")).toThrow(/none of the keys/);
+    expect(() => rotated.open(before.seal("whsec_x", "we_1"), "we_2")).toThrow(/none of the keys/);
+  });
+
+  it("reseals a previous key's secret under the main key, and leaves one already under it (null)", () => {
+    const secret = generateSigningSecret();
+    const resealed = rotated.reseal(before.seal(secret, "we_1"), "we_1");
+    expect(resealed).not.toBeNull();
+    expect(createSecretBox(newKey).open(resealed!, "we_1")).toBe(secret);
+    expect(rotated.reseal(resealed!, "we_1")).toBeNull();
+    expect(() => rotated.reseal(createSecretBox(randomBytes(32).toString("base64")).seal(secret, "we_1"), "we_1")).toThrow();
+  });
+
+  it("refuses a previous key that is not 32 bytes", () => {
+    expect(() => createSecretBox(newKey, [randomBytes(16).toString("base64")])).toThrow(/SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS/);
+  });
+});

@@ -20,8 +20,12 @@ export interface WebhookServerDeps {
   pool: Pool;
   /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
   serviceToken: string;
+  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: also honoured while the service token is rotated. */
+  acceptedServiceTokens?: readonly string[];
   /** SUBDATA_PAGE_TOKEN_SECRET: signs page tokens. */
   pageTokenSecret: string;
+  /** SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: page tokens they signed are honoured too (rotation). */
+  acceptedPageTokenSecrets?: readonly string[];
   /** Seals signing secrets with SUBDATA_WEBHOOK_SECRET_KEY. */
   secretBox: SecretBox;
   /** SUBDATA_WEBHOOK_ALLOW_PRIVATE: http and private targets accepted (local development only). */
@@ -51,13 +55,14 @@ export function createWebhookServer(deps: WebhookServerDeps): ConnectServer {
       schedule: createDeliveryScheduleRepository(deps.pool),
       secretBox: deps.secretBox,
       urlPolicy: createUrlPolicy({ allowPrivate: deps.allowPrivate, resolveHost: deps.resolveHost }),
-      pageTokens: createPageTokenCodec(deps.pageTokenSecret),
+      pageTokens: createPageTokenCodec(deps.pageTokenSecret, deps.acceptedPageTokenSecrets),
       // Workers also poll, so a lost wake-up only costs latency.
       onScheduled: () => pipeline?.wake(),
       now: deps.now,
     }),
     serviceNames: webhookServiceNames,
     serviceToken: deps.serviceToken,
+    acceptedServiceTokens: deps.acceptedServiceTokens,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
     observability: deps.observability,

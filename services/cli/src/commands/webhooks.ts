@@ -6,9 +6,13 @@ import { type Delivery, DeliveryStatus } from "@subdata/proto/subdata/webhook/v1
 import { WebhookDeliveryService } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
 import { type Endpoint, EndpointStatus } from "@subdata/proto/subdata/webhook/v1/endpoint_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { createServiceTransport, timestampToRfc3339Millis } from "@subdata/runtime";
+import { ConfigError, createServiceTransport, loadConfig, timestampToRfc3339Millis } from "@subdata/runtime";
+import { webhookConfigShape } from "@subdata/webhook/config";
+import { createSecretBox } from "@subdata/webhook/secret-box";
 import type { CliContext, RegisterCommands } from "../cli-context.ts";
-import { CliError } from "../cli-error.ts";
+import { CliError, configError } from "../cli-error.ts";
+import { databaseUrlSetting, withDatabase } from "../database.ts";
+import { DEFAULT_REENCRYPT_BATCH_SIZE, reencryptWebhookSecrets } from "../reencrypt-webhook-secrets.ts";
 
 const DEFAULT_WEBHOOK_URL = "http://127.0.0.1:8093";
 const MAX_DELIVERIES = 1_000;
@@ -151,6 +155,28 @@ function endpointText(endpoint: ReturnType<typeof endpointJson>): string {
   return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${types})`;
 }
 
+const MAX_REENCRYPT_BATCH_SIZE = 10_000;
+
+/** The master keys as the webhook service reads them (same validation, same messages). */
+function secretKeySettings(context: CliContext) {
+  const { SUBDATA_WEBHOOK_SECRET_KEY, SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS } = webhookConfigShape;
+  const names = ["SUBDATA_WEBHOOK_SECRET_KEY", "SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS"] as const;
+  try {
+    return loadConfig({ SUBDATA_WEBHOOK_SECRET_KEY, SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS }, Object.fromEntries(names.map((name) => [name, context.setting(name)])));
+  } catch (error) {
+    if (error instanceof ConfigError) throw configError(error.problems.join("; "));
+    throw error;
+  }
+}
+
+function parseBatchSize(text: string): number {
+  const size = Number(text);
+  if (!/^\d+$/.test(text) || size < 1 || size > MAX_REENCRYPT_BATCH_SIZE) {
+    throw new CliError(`--batch-size must be a whole number from 1 to ${MAX_REENCRYPT_BATCH_SIZE}, got "${text}"`);
+  }
+  return size;
+}
+
 const SECRET_WARNING = "This is the only time the signing secret is shown. Store it now (e.g. in your secret manager).";
 
 interface MerchantOption {
@@ -280,6 +306,43 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
       context.output.result(
         { endpoint_id: endpointId, scheduled_count: replayed.scheduledCount },
         `${replayed.scheduledCount} event(s) scheduled for ${endpointId}`,
+      );
+    });
+
+  webhooks
+    .command("reencrypt-secrets")
+    .description(
+      "seal every endpoint's stored signing secrets with SUBDATA_WEBHOOK_SECRET_KEY, opening them with it or " +
+        "SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS, so a previous key can be dropped (DATABASE_URL; safe to run again)",
+    )
+    .option("--batch-size <n>", `endpoints per transaction (1–${MAX_REENCRYPT_BATCH_SIZE})`, String(DEFAULT_REENCRYPT_BATCH_SIZE))
+    .action(async (options: { batchSize: string }) => {
+      const batchSize = parseBatchSize(options.batchSize);
+      const keys = secretKeySettings(context);
+      const secretBox = createSecretBox(keys.SUBDATA_WEBHOOK_SECRET_KEY, keys.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS);
+      const report = await withDatabase(databaseUrlSetting(context), async (client) => {
+        const total = Number((await client.query<{ count: string }>("SELECT count(*) FROM webhook_endpoints")).rows[0]!.count);
+        const progress = context.output.progress(total, "endpoints");
+        try {
+          return await reencryptWebhookSecrets({ client, secretBox, batchSize, onProgress: (done) => progress.update(done) });
+        } finally {
+          progress.stop();
+        }
+      });
+      const summary =
+        `${report.endpoints} endpoint(s): ${report.reencrypted} secret(s) re-encrypted with the main key, ` +
+        `${report.alreadyCurrent} already under it`;
+      if (report.unreadable > 0) {
+        // Nothing is lost (those columns were left as they were), but dropping a previous key now would be.
+        const listed = report.unreadableIds.join(", ") + (report.unreadable > report.unreadableIds.length ? ", …" : "");
+        throw configError(
+          `${summary}; ${report.unreadable} endpoint(s) have a secret that no configured key opens (${listed}): ` +
+            "keep every previous key until they are resolved (add the missing key to SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS and run again)",
+        );
+      }
+      context.output.result(
+        { endpoints: report.endpoints, reencrypted: report.reencrypted, already_current: report.alreadyCurrent, unreadable: 0 },
+        `${summary}; none left under a previous key`,
       );
     });
 

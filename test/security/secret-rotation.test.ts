@@ -1,0 +1,130 @@
+import { randomBytes } from "node:crypto";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
+import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { createQueryServer } from "@subdata/query";
+import { createLogger, createPool, createServiceTransport, errorDetailOf, type Pool } from "@subdata/runtime";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { listeningPorts, type RunningProcess, startProcess } from "../lifecycle/support/process.ts";
+import { createFixtures } from "../support/fixtures.ts";
+
+// The query service as production starts it (main.ts, environment only), half-way through a rotation:
+// SUBDATA_SERVICE_TOKEN / SUBDATA_PAGE_TOKEN_SECRET are the new values (B), the old ones (A) accepted.
+const tokenA = randomBytes(24).toString("hex");
+const tokenB = randomBytes(24).toString("hex");
+const tokenC = randomBytes(24).toString("hex");
+const pageSecretA = randomBytes(32).toString("hex");
+const pageSecretB = randomBytes(32).toString("hex");
+
+const closers: Array<() => Promise<void> | void> = [];
+let rotated: RunningProcess;
+let rotatedUrl: string;
+let pool: Pool;
+let merchantId: string;
+
+function subscriptionsClient(baseUrl: string, serviceToken: string) {
+  const connection = createServiceTransport({ baseUrl, serviceToken });
+  closers.push(() => connection.close());
+  return createClient(SubscriptionService, connection.transport);
+}
+
+/** An in-process replica of the query service with the given secrets, on port 0. */
+async function replica(secrets: { serviceToken: string; pageTokenSecret: string; acceptedPageTokenSecrets?: string[] }) {
+  const server = createQueryServer({ pool, logger: createLogger({ name: "query", level: "silent" }), ...secrets });
+  const address = await server.listen("127.0.0.1", 0);
+  closers.push(() => server.close());
+  return subscriptionsClient(`http://127.0.0.1:${address.port}`, secrets.serviceToken);
+}
+
+async function refusal(promise: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await promise;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("expected the call to be refused");
+}
+
+beforeAll(async () => {
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
+  try {
+    const fixtures = createFixtures(admin);
+    merchantId = await fixtures.merchant();
+    for (let i = 0; i < 3; i++) await fixtures.subscription({ merchantId });
+  } finally {
+    await admin.end();
+  }
+  pool = createPool({ connectionString: inject("roleDatabaseUrls").query, applicationName: "subdata-rotation-test", readOnly: true });
+  rotated = startProcess("query", "services/query/src/main.ts", {
+    LOG_LEVEL: "info",
+    DATABASE_URL: inject("roleDatabaseUrls").query,
+    SUBDATA_SERVICE_TOKEN: tokenB,
+    SUBDATA_SERVICE_TOKENS_ACCEPTED: tokenA,
+    SUBDATA_PAGE_TOKEN_SECRET: pageSecretB,
+    SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: pageSecretA,
+  });
+  rotatedUrl = `http://127.0.0.1:${(await listeningPorts(rotated)).port}`;
+});
+
+afterAll(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await rotated?.stop();
+  await pool?.end();
+});
+
+describe("rotating the service token and the page-token secret without downtime", () => {
+  it("a service started with main B and accepted A answers a client sending A and one sending B, and refuses C", async () => {
+    for (const token of [tokenA, tokenB]) {
+      const page = await subscriptionsClient(rotatedUrl, token).listSubscriptions({ merchantId, pageSize: 10 });
+      expect(page.subscriptions).toHaveLength(3);
+    }
+    const error = await refusal(subscriptionsClient(rotatedUrl, tokenC).listSubscriptions({ merchantId, pageSize: 10 }));
+    expect(error.code).toBe(Code.Unauthenticated);
+    expect(errorDetailOf(error)?.reason).toBe(ErrorReason.SERVICE_CREDENTIAL_INVALID);
+  });
+
+  it("continues a walk begun on a replica that still signs with A, and signs its own cursors with B", async () => {
+    const before = await replica({ serviceToken: tokenA, pageTokenSecret: pageSecretA });
+    const afterRotation = await replica({ serviceToken: tokenB, pageTokenSecret: pageSecretB });
+    const rotatedClient = subscriptionsClient(rotatedUrl, tokenB);
+
+    const first = await before.listSubscriptions({ merchantId, pageSize: 1 });
+    const second = await rotatedClient.listSubscriptions({ merchantId, pageSize: 1, pageToken: first.nextPageToken });
+    expect(second.subscriptions[0]!.id).not.toBe(first.subscriptions[0]!.id);
+    // Signed with B: a replica that knows only B (after the old secret is dropped) continues it.
+    const third = await afterRotation.listSubscriptions({ merchantId, pageSize: 1, pageToken: second.nextPageToken });
+    expect(new Set([first, second, third].map((page) => page.subscriptions[0]!.id)).size).toBe(3);
+  });
+
+  it("refuses cursors signed with neither B nor A, and A's cursors once A is dropped", async () => {
+    const stranger = await replica({ serviceToken: tokenC, pageTokenSecret: randomBytes(32).toString("hex") });
+    const before = await replica({ serviceToken: tokenA, pageTokenSecret: pageSecretA });
+    const afterRotation = await replica({ serviceToken: tokenB, pageTokenSecret: pageSecretB });
+    const strangerCursor = (await stranger.listSubscriptions({ merchantId, pageSize: 1 })).nextPageToken;
+    const cursorA = (await before.listSubscriptions({ merchantId, pageSize: 1 })).nextPageToken;
+
+    for (const [client, cursor] of [
+      [subscriptionsClient(rotatedUrl, tokenB), strangerCursor],
+      [afterRotation, cursorA],
+    ] as const) {
+      const error = await refusal(client.listSubscriptions({ merchantId, pageSize: 1, pageToken: cursor }));
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
+    }
+  });
+
+  it("refuses to start when an accepted value is too short, naming the variable and not the value", async () => {
+    const bad = startProcess("query-bad-config", "services/query/src/main.ts", {
+      DATABASE_URL: inject("roleDatabaseUrls").query,
+      SUBDATA_SERVICE_TOKEN: tokenB,
+      SUBDATA_SERVICE_TOKENS_ACCEPTED: `${tokenA},tooshort`,
+      SUBDATA_PAGE_TOKEN_SECRET: pageSecretB,
+    });
+    const exit = await bad.exited;
+    expect(exit.code).toBe(1);
+    expect(bad.output()).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 2 must be at least 32 characters");
+    expect(bad.output()).not.toContain("tooshort");
+    expect(bad.output()).not.toContain(tokenA);
+  });
+});
