@@ -134,8 +134,26 @@ async function measure(options: HttpBenchOptions, scenario: Scenario, target: Ta
 }
 
 /**
+ * Waits (at most `maxMs`) until the stack's processes together use under a tenth of a core. wrk's
+ * closed connections do not cancel what a server already queued: after a heavy scenario (64 pages of
+ * 200 rows in flight) the gateway path kept working for seconds, and that tail landed in the next run.
+ * Returns false when the stack did not settle (the run is then measured anyway, and says so).
+ */
+async function waitUntilIdle(processes: readonly ProcessRef[], maxMs = 20_000): Promise<boolean> {
+  const deadline = Date.now() + maxMs;
+  const total = () => processes.reduce((sum, process) => sum + (cpuSeconds(process.pid) ?? 0), 0);
+  while (Date.now() < deadline) {
+    const before = total();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if ((total() - before) / 0.5 < 0.1) return true;
+  }
+  return false;
+}
+
+/**
  * Every scenario against every target: a warm-up, then `repetitions` runs, alternating targets within
- * each repetition so slow drifts of the shared machine hit both alike. Medians are reported.
+ * each repetition so slow drifts of the shared machine hit both alike, each run starting with the stack
+ * idle. Medians are reported.
  */
 export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResult[]> {
   const results: HttpResult[] = [];
@@ -147,6 +165,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResul
     }
     for (let repetition = 1; repetition <= options.repetitions; repetition++) {
       for (const target of options.targets) {
+        if (!(await waitUntilIdle(options.processes))) options.say(`${scenario.name}: the stack was still busy after 20 s; measuring anyway`);
         const run = await measure(options, scenario, target, repetition);
         runs.get(target.name)!.push(run);
         options.say(
