@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { API_KEY_REVOKED_SUBJECT } from "@subdata/auth";
 import { ApiKeyRevokedEventSchema, type ApiKeyRevokedEvent } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
@@ -10,18 +10,11 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
 import { startAuthService, type AuthHarness } from "./auth-harness.ts";
+import { rpcError } from "@subdata/runtime/test-support/rpc-error";
 
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function expectFailure(promise: Promise<unknown>, code: Code, reason: ErrorReason) {
-  const error = await rejection(promise);
+  const error = await rpcError(promise);
   expect(Code[error.code]).toBe(Code[code]);
   expect(errorDetailOf(error)?.reason).toBe(reason);
 }
@@ -158,7 +151,7 @@ describe("the API key service", () => {
     const created = await auth.apiKeys.createApiKey({ merchantId });
     await auth.apiKeys.revokeApiKey({ merchantId, apiKeyId: created.apiKey!.id });
     const ctx = context();
-    await rejection(auth.apiKeys.authenticateApiKey({ key: created.key, ...ctx }));
+    await rpcError(auth.apiKeys.authenticateApiKey({ key: created.key, ...ctx }));
     const logged = await admin.query("SELECT reason, api_key_id FROM security_events WHERE request_id = $1", [ctx.requestId]);
     expect(logged.rows).toEqual([{ reason: "revoked", api_key_id: created.apiKey!.id }]);
   });
@@ -180,9 +173,9 @@ describe("the API key service", () => {
     const key = created.key;
     await auth.apiKeys.authenticateApiKey({ key, ...context() });
     const badChecksum = key.slice(0, -1) + (key.endsWith("0") ? "1" : "0");
-    await rejection(auth.apiKeys.authenticateApiKey({ key: badChecksum, ...context() }));
+    await rpcError(auth.apiKeys.authenticateApiKey({ key: badChecksum, ...context() }));
     await auth.apiKeys.revokeApiKey({ merchantId, apiKeyId: created.apiKey!.id });
-    await rejection(auth.apiKeys.authenticateApiKey({ key, ...context() }));
+    await rpcError(auth.apiKeys.authenticateApiKey({ key, ...context() }));
 
     // The secret part: everything after the display prefix (which is meant to be shown).
     const secret = key.slice(8, 36);

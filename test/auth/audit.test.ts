@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { RecordReadRequestSchema } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { errorDetailOf, ErrorReason } from "@subdata/runtime";
@@ -9,15 +9,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
 import { startAuthService, type AuthHarness } from "./auth-harness.ts";
+import { rpcError } from "@subdata/runtime/test-support/rpc-error";
 
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
 
 type RecordInit = MessageInitShape<typeof RecordReadRequestSchema>;
 
@@ -99,7 +92,7 @@ describe("the audit service", () => {
   it("refuses a record without its required fields", async () => {
     const merchantId = await fixtures.merchant();
     for (const missing of [{ merchantId: "" }, { apiKeyId: "" }, { requestId: "" }, { status: 0 }]) {
-      const error = await rejection(auth.audit.recordRead(read(merchantId, "key_x", missing)));
+      const error = await rpcError(auth.audit.recordRead(read(merchantId, "key_x", missing)));
       expect(error.code).toBe(Code.InvalidArgument);
     }
   });
@@ -129,7 +122,7 @@ describe("the audit service", () => {
   it("refuses an empty or oversized RecordReads call", async () => {
     const merchantId = await fixtures.merchant();
     for (const reads of [[], Array.from({ length: 1_001 }, () => read(merchantId, "key_many"))]) {
-      const error = await rejection(auth.audit.recordReads({ reads }));
+      const error = await rpcError(auth.audit.recordReads({ reads }));
       expect(error.code).toBe(Code.InvalidArgument);
     }
     const rows = await admin.query("SELECT count(*)::int AS n FROM audit_events WHERE merchant_id = $1", [merchantId]);
@@ -173,7 +166,7 @@ describe("the audit service", () => {
       { merchantId: other, pageToken: first.nextPageToken },
       { merchantId, pageToken: `${first.nextPageToken}x` },
     ]) {
-      const error = await rejection(auth.audit.listAuditEvents({ ...misuse, pageSize: 3 }));
+      const error = await rpcError(auth.audit.listAuditEvents({ ...misuse, pageSize: 3 }));
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
     }
   });
@@ -195,10 +188,10 @@ describe("when the audit log cannot be written", () => {
     const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 1 });
     try {
       const merchantId = await createFixtures(admin).merchant();
-      const error = await rejection(auth.audit.recordRead(read(merchantId, "key_down")));
+      const error = await rpcError(auth.audit.recordRead(read(merchantId, "key_down")));
       expect(error.code).toBe(Code.Unavailable);
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.DEPENDENCY_UNAVAILABLE);
-      const batch = await rejection(auth.audit.recordReads({ reads: [read(merchantId, "key_down"), read(merchantId, "key_down")] }));
+      const batch = await rpcError(auth.audit.recordReads({ reads: [read(merchantId, "key_down"), read(merchantId, "key_down")] }));
       expect(batch.code).toBe(Code.Unavailable);
       failInserts = false;
       await auth.audit.recordRead(read(merchantId, "key_down"));

@@ -4,15 +4,7 @@ import { MoneySchema } from "@subdata/proto/subdata/common/v1/money_pb";
 import { errorDetailOf } from "@subdata/runtime";
 import { expect } from "vitest";
 
-/** The ConnectError a call failed with (fails the test if it succeeded). */
-export async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
+export { rpcError } from "@subdata/runtime/test-support/rpc-error";
 
 /** The error's code, message and ErrorDetail reason, for comparing errors as a caller sees them. */
 export function errorShape(error: ConnectError) {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createQueryServer } from "@subdata/query";
@@ -8,6 +8,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { listeningPorts, type RunningProcess, startProcess } from "../lifecycle/support/process.ts";
 import { createFixtures } from "../support/fixtures.ts";
+import { rpcError } from "@subdata/runtime/test-support/rpc-error";
 
 // The query service as production starts it (main.ts, environment only), half-way through a rotation:
 // SUBDATA_SERVICE_TOKEN / SUBDATA_PAGE_TOKEN_SECRET are the new values (B), the old ones (A) accepted.
@@ -37,14 +38,6 @@ async function replica(secrets: { serviceToken: string; pageTokenSecret: string;
   return subscriptionsClient(`http://127.0.0.1:${address.port}`, secrets.serviceToken);
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to be refused");
-}
 
 beforeAll(async () => {
   const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
@@ -79,7 +72,7 @@ describe("rotating the service token and the page-token secret without downtime"
       const page = await subscriptionsClient(rotatedUrl, token).listSubscriptions({ merchantId, pageSize: 10 });
       expect(page.subscriptions).toHaveLength(3);
     }
-    const error = await refusal(subscriptionsClient(rotatedUrl, tokenC).listSubscriptions({ merchantId, pageSize: 10 }));
+    const error = await rpcError(subscriptionsClient(rotatedUrl, tokenC).listSubscriptions({ merchantId, pageSize: 10 }));
     expect(error.code).toBe(Code.Unauthenticated);
     expect(errorDetailOf(error)?.reason).toBe(ErrorReason.SERVICE_CREDENTIAL_INVALID);
   });
@@ -108,7 +101,7 @@ describe("rotating the service token and the page-token secret without downtime"
       [subscriptionsClient(rotatedUrl, tokenB), strangerCursor],
       [afterRotation, cursorA],
     ] as const) {
-      const error = await refusal(client.listSubscriptions({ merchantId, pageSize: 1, pageToken: cursor }));
+      const error = await rpcError(client.listSubscriptions({ merchantId, pageSize: 1, pageToken: cursor }));
       expect(error.code).toBe(Code.InvalidArgument);
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
     }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { FieldMaskSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { AttemptErrorClass, DeliveryStatus } from "@subdata/proto/subdata/webhook/v1/delivery_pb";
 import { EndpointSchema, EndpointStatus } from "@subdata/proto/subdata/webhook/v1/endpoint_pb";
@@ -8,6 +8,7 @@ import { errorDetailOf, ErrorReason } from "@subdata/runtime";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminPool, fixturesOf, insertWebhookEvent, type RunningWebhookServer, startWebhookServer } from "./webhook-server.ts";
+import { rpcError } from "@subdata/runtime/test-support/rpc-error";
 
 let server: RunningWebhookServer;
 let db: pg.Pool;
@@ -22,14 +23,6 @@ afterAll(async () => {
   await db?.end();
 });
 
-async function caught(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
 
 const at = (iso: string) => {
   const millis = Date.parse(iso);
@@ -97,7 +90,7 @@ describe("ResendEvent", () => {
     const { merchantId, endpointId } = await merchantWithEndpoint();
     const other = await fixturesOf(db).merchant();
     const eventId = await insertWebhookEvent(db, { merchantId: other, occurredAt: "2026-02-01 10:00:00+00" });
-    const error = await caught(server.deliveries.resendEvent({ merchantId, endpointId, eventId }));
+    const error = await rpcError(server.deliveries.resendEvent({ merchantId, endpointId, eventId }));
     expect(error.code).toBe(Code.NotFound);
     expect(await deliveryRows(endpointId)).toEqual([]);
   });
@@ -150,10 +143,10 @@ describe("ReplayEvents", () => {
       ["2026-03-02T10:00:00Z", "2026-03-01T10:00:00Z"],
       ["2026-01-01T00:00:00Z", "2026-02-01T00:00:01Z"],
     ] as const) {
-      const error = await caught(server.deliveries.replayEvents({ merchantId, endpointId, startTime: at(start), endTime: at(end) }));
+      const error = await rpcError(server.deliveries.replayEvents({ merchantId, endpointId, startTime: at(start), endTime: at(end) }));
       expect(error.code).toBe(Code.InvalidArgument);
     }
-    const missing = await caught(server.deliveries.replayEvents({ merchantId, endpointId }));
+    const missing = await rpcError(server.deliveries.replayEvents({ merchantId, endpointId }));
     expect(errorDetailOf(missing)?.fieldViolations[0]?.field).toBe("start_time");
   });
 });
@@ -191,7 +184,7 @@ describe("SendTestEvent", () => {
       endpoint: create(EndpointSchema, { id: endpointId, status: EndpointStatus.DISABLED }),
       updateMask: create(FieldMaskSchema, { paths: ["status"] }),
     });
-    const error = await caught(server.endpoints.sendTestEvent({ merchantId, endpointId }));
+    const error = await rpcError(server.endpoints.sendTestEvent({ merchantId, endpointId }));
     expect(error.code).toBe(Code.FailedPrecondition);
   });
 });
@@ -223,7 +216,7 @@ describe("ListDeliveries", () => {
       pageToken: succeeded.nextPageToken,
     });
     expect(next.deliveries.map((delivery) => delivery.id)).toEqual([ids[0]]);
-    const wrongFilter = await caught(
+    const wrongFilter = await rpcError(
       server.deliveries.listDeliveries({ merchantId, endpointId, status: DeliveryStatus.PENDING, pageToken: succeeded.nextPageToken }),
     );
     expect(errorDetailOf(wrongFilter)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
@@ -259,12 +252,12 @@ describe("tenant isolation", () => {
       ["ReplayEvents", () => server.deliveries.replayEvents({ merchantId, endpointId, startTime: at("2026-03-20T00:00:00Z"), endTime: at("2026-04-10T00:00:00Z") })],
     ];
     for (const [name, call] of calls) {
-      const error = await caught(call());
+      const error = await rpcError(call());
       expect({ name, code: Code[error.code] }).toEqual({ name, code: "NotFound" });
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.NOT_FOUND);
     }
-    const unknown = await caught(server.endpoints.getEndpoint({ merchantId, endpointId: "we_00000000000000000000000000000000" }));
-    expect(unknown.rawMessage).toBe((await caught(server.endpoints.getEndpoint({ merchantId, endpointId }))).rawMessage);
+    const unknown = await rpcError(server.endpoints.getEndpoint({ merchantId, endpointId: "we_00000000000000000000000000000000" }));
+    expect(unknown.rawMessage).toBe((await rpcError(server.endpoints.getEndpoint({ merchantId, endpointId }))).rawMessage);
 
     const got = await server.endpoints.getEndpoint({ merchantId: owner.merchantId, endpointId });
     expect(got.endpoint!.description).toBe("");

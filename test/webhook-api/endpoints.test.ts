@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema, FieldMaskSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { EndpointSchema, EndpointStatus } from "@subdata/proto/subdata/webhook/v1/endpoint_pb";
@@ -9,6 +9,7 @@ import { errorDetailOf, ErrorReason } from "@subdata/runtime";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminPool, fixturesOf, insertWebhookEvent, type RunningWebhookServer, startWebhookServer } from "./webhook-server.ts";
+import { rpcError } from "@subdata/runtime/test-support/rpc-error";
 
 let server: RunningWebhookServer;
 let db: pg.Pool;
@@ -29,14 +30,6 @@ async function newMerchant(): Promise<string> {
   return fixturesOf(db).merchant();
 }
 
-async function caught(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function createEndpoint(merchantId: string, init: { url?: string; eventTypes?: EventType[] } = {}) {
   return server.endpoints.createEndpoint({ merchantId, url: init.url ?? PUBLIC_URL, eventTypes: init.eventTypes ?? [] });
@@ -94,7 +87,7 @@ describe("CreateEndpoint", () => {
   });
 
   it("answers NOT_FOUND for an unknown merchant", async () => {
-    const error = await caught(createEndpoint("mer_00000000000000000000000000000000"));
+    const error = await rpcError(createEndpoint("mer_00000000000000000000000000000000"));
     expect(error.code).toBe(Code.NotFound);
     expect(error.rawMessage).toContain("merchant");
   });
@@ -102,7 +95,7 @@ describe("CreateEndpoint", () => {
   it("refuses unknown and repeated event types", async () => {
     const merchantId = await newMerchant();
     for (const eventTypes of [[EventType.UNSPECIFIED], [EventType.SUBSCRIPTION_CREATED, EventType.SUBSCRIPTION_CREATED], [99 as EventType]]) {
-      const error = await caught(createEndpoint(merchantId, { eventTypes }));
+      const error = await rpcError(createEndpoint(merchantId, { eventTypes }));
       expect(error.code).toBe(Code.InvalidArgument);
       expect(errorDetailOf(error)?.fieldViolations[0]?.field).toBe("event_types");
     }
@@ -137,7 +130,7 @@ describe("CreateEndpoint", () => {
 
   it.each(refused)("refuses %s with URL_REFUSED while private targets are not allowed", async (url) => {
     const merchantId = await newMerchant();
-    const error = await caught(createEndpoint(merchantId, { url }));
+    const error = await rpcError(createEndpoint(merchantId, { url }));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(errorDetailOf(error)?.reason).toBe(ErrorReason.URL_REFUSED);
     const rows = await db.query("SELECT 1 FROM webhook_endpoints WHERE merchant_id = $1", [merchantId]);
@@ -161,7 +154,7 @@ describe("CreateEndpoint", () => {
 
     it.each(["ftp://127.0.0.1/", "file:///etc/passwd", "http://user:pass@127.0.0.1/"])("still refuses %s", async (url) => {
       const merchantId = await newMerchant();
-      const error = await caught(permissive.endpoints.createEndpoint({ merchantId, url }));
+      const error = await rpcError(permissive.endpoints.createEndpoint({ merchantId, url }));
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.URL_REFUSED);
     });
   });
@@ -188,7 +181,7 @@ describe("ListEndpoints", () => {
     expect(pages).toBe(3);
 
     const first = await server.endpoints.listEndpoints({ merchantId, pageSize: 2 });
-    const error = await caught(server.endpoints.listEndpoints({ merchantId: other, pageSize: 2, pageToken: first.nextPageToken }));
+    const error = await rpcError(server.endpoints.listEndpoints({ merchantId: other, pageSize: 2, pageToken: first.nextPageToken }));
     expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
   });
 });
@@ -226,7 +219,7 @@ describe("UpdateEndpoint", () => {
   it("validates the new URL and the mask", async () => {
     const merchantId = await newMerchant();
     const id = (await createEndpoint(merchantId)).endpoint!.id;
-    const refused = await caught(
+    const refused = await rpcError(
       server.endpoints.updateEndpoint({
         merchantId,
         endpoint: create(EndpointSchema, { id, url: "https://169.254.169.254/" }),
@@ -236,11 +229,11 @@ describe("UpdateEndpoint", () => {
     expect(errorDetailOf(refused)?.reason).toBe(ErrorReason.URL_REFUSED);
     expect(errorDetailOf(refused)?.fieldViolations[0]?.field).toBe("endpoint.url");
     for (const paths of [[], ["secret"], ["merchant_id"]]) {
-      const error = await caught(server.endpoints.updateEndpoint({ merchantId, endpoint: create(EndpointSchema, { id }), updateMask: mask(...paths) }));
+      const error = await rpcError(server.endpoints.updateEndpoint({ merchantId, endpoint: create(EndpointSchema, { id }), updateMask: mask(...paths) }));
       expect(error.code).toBe(Code.InvalidArgument);
       expect(errorDetailOf(error)?.fieldViolations[0]?.field).toBe("update_mask");
     }
-    const badStatus = await caught(
+    const badStatus = await rpcError(
       server.endpoints.updateEndpoint({ merchantId, endpoint: create(EndpointSchema, { id }), updateMask: mask("status") }),
     );
     expect(errorDetailOf(badStatus)?.fieldViolations[0]?.field).toBe("endpoint.status");
@@ -286,8 +279,8 @@ describe("DeleteEndpoint", () => {
       [id],
     );
     expect(left.rows[0]).toEqual({ endpoints: 0, pending: 0 });
-    expect((await caught(server.endpoints.getEndpoint({ merchantId, endpointId: id }))).code).toBe(Code.NotFound);
-    expect((await caught(server.endpoints.deleteEndpoint({ merchantId, endpointId: id }))).code).toBe(Code.NotFound);
+    expect((await rpcError(server.endpoints.getEndpoint({ merchantId, endpointId: id }))).code).toBe(Code.NotFound);
+    expect((await rpcError(server.endpoints.deleteEndpoint({ merchantId, endpointId: id }))).code).toBe(Code.NotFound);
     // The event itself stays: other endpoints may still owe or have delivered it.
     expect((await db.query("SELECT 1 FROM webhook_events WHERE id = $1", [eventId])).rowCount).toBe(1);
   });
@@ -348,7 +341,7 @@ describe("RotateSecret", () => {
   it.each([-1, 7 * 86_400 + 1, 30 * 86_400])("refuses a grace period of %i seconds", async (seconds) => {
     const merchantId = await newMerchant();
     const id = (await createEndpoint(merchantId)).endpoint!.id;
-    const error = await caught(server.endpoints.rotateSecret({ merchantId, endpointId: id, gracePeriod: duration(seconds) }));
+    const error = await rpcError(server.endpoints.rotateSecret({ merchantId, endpointId: id, gracePeriod: duration(seconds) }));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(errorDetailOf(error)?.fieldViolations[0]?.field).toBe("grace_period");
   });
@@ -359,7 +352,7 @@ describe("service credential", () => {
     for (const headers of [{}, { authorization: "Bearer wrong-token-wrong-token-wrong-token" }]) {
       const transport = createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "2" });
       const client = createClient(WebhookEndpointService, transport);
-      const error = await caught(client.listEndpoints({ merchantId: "mer_x" }, { headers }));
+      const error = await rpcError(client.listEndpoints({ merchantId: "mer_x" }, { headers }));
       expect(error.code).toBe(Code.Unauthenticated);
     }
   });

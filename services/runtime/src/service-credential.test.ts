@@ -1,10 +1,11 @@
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@subdata/proto/grpc/health/v1/health_pb";
 import { describe, expect, it } from "vitest";
 import { errorDetailOf, ErrorReason } from "./errors.ts";
 import { createHealthService, createHealthState } from "./health.ts";
 import { requireServiceCredential, sendServiceCredential } from "./service-credential.ts";
+import { rpcError } from "./test-support/rpc-error.ts";
 
 const OLD = "a".repeat(32);
 const NEW = "b".repeat(40);
@@ -29,14 +30,6 @@ function clientsOf(check: ReturnType<typeof requireServiceCredential>, presented
   return { audit: createClient(AuditService, transport), health: createClient(Health, transport) };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to be refused");
-}
 
 describe("service credential", () => {
   it("answers the main token and every accepted one (a rotation: main NEW, OLD still accepted)", async () => {
@@ -49,7 +42,7 @@ describe("service credential", () => {
   it("refuses a token that is neither the main one nor accepted, and a missing one, as unauthenticated", async () => {
     const check = requireServiceCredential(NEW, [OLD]);
     for (const presented of [OTHER, `${NEW}x`, NEW.slice(1), undefined]) {
-      const error = await refusal(clientsOf(check, presented).audit.recordRead({ merchantId: "mer_1" }));
+      const error = await rpcError(clientsOf(check, presented).audit.recordRead({ merchantId: "mer_1" }));
       expect(error.code, String(presented)).toBe(Code.Unauthenticated);
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.SERVICE_CREDENTIAL_INVALID);
     }
@@ -58,7 +51,7 @@ describe("service credential", () => {
   it("accepts only the main token when nothing else is accepted", async () => {
     const check = requireServiceCredential(NEW);
     await expect(clientsOf(check, NEW).audit.recordRead({ merchantId: "mer_1" })).resolves.toBeDefined();
-    expect((await refusal(clientsOf(check, OLD).audit.recordRead({ merchantId: "mer_1" }))).code).toBe(Code.Unauthenticated);
+    expect((await rpcError(clientsOf(check, OLD).audit.recordRead({ merchantId: "mer_1" }))).code).toBe(Code.Unauthenticated);
   });
 
   it("does not take an accepted value for the bare header: the Bearer scheme is required for every candidate", async () => {
@@ -73,7 +66,7 @@ describe("service credential", () => {
       { router: { interceptors: [check] } },
     );
     const audit = createClient(AuditService, transport);
-    const error = await refusal(audit.recordRead({ merchantId: "mer_1" }, { headers: { authorization: OLD } }));
+    const error = await rpcError(audit.recordRead({ merchantId: "mer_1" }, { headers: { authorization: OLD } }));
     expect(error.code).toBe(Code.Unauthenticated);
   });
 

@@ -6,6 +6,7 @@ import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { afterEach, describe, expect, it } from "vitest";
 import { createUnaryFastPath } from "./unary-handler.ts";
 import { createUnaryTransport } from "./unary-transport.ts";
+import { rpcError } from "./test-support/rpc-error.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -60,14 +61,6 @@ function lean(baseUrl: string) {
   return createClient(AuditService, transport.transport);
 }
 
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("the unary fast path", () => {
   it("serves binary Connect unary calls through the interceptors, with their headers", async () => {
@@ -93,10 +86,10 @@ describe("the unary fast path", () => {
       throw new ConnectError(`no such merchant ${merchantId}`, Code.NotFound);
     });
     const client = lean(server.baseUrl);
-    const notFound = await rejection(client.recordRead({ merchantId: "m404" }));
+    const notFound = await rpcError(client.recordRead({ merchantId: "m404" }));
     expect(notFound.code).toBe(Code.NotFound);
     expect(notFound.rawMessage).toBe("no such merchant m404");
-    const tooBig = await rejection(client.recordRead({ merchantId: "x".repeat(2048) }));
+    const tooBig = await rpcError(client.recordRead({ merchantId: "x".repeat(2048) }));
     expect(tooBig.code).toBe(Code.ResourceExhausted);
     expect(server.taken).toEqual([true, true]);
   });
@@ -107,7 +100,7 @@ describe("the unary fast path", () => {
       context = handlerContext;
       return new Promise(() => {});
     });
-    const error = await rejection(lean(server.baseUrl).recordRead({ merchantId: "slow" }, { timeoutMs: 300 }));
+    const error = await rpcError(lean(server.baseUrl).recordRead({ merchantId: "slow" }, { timeoutMs: 300 }));
     expect(error.code).toBe(Code.DeadlineExceeded);
     expect(context?.timeoutMs()).toBeLessThanOrEqual(300);
     await expect.poll(() => context?.signal.aborted).toBe(true);

@@ -1,5 +1,5 @@
 import http2 from "node:http2";
-import { Code, ConnectError, createClient, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { Code, createClient, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConnectServer } from "./connect-server.ts";
@@ -7,6 +7,7 @@ import { errorDetailOf, ErrorReason, errorWithReason, invalidArgument } from "./
 import { createHealthState } from "./health.ts";
 import { createLogger } from "./logger.ts";
 import { createServiceTransport } from "./transport.ts";
+import { rpcError } from "./test-support/rpc-error.ts";
 
 const TOKEN = "t".repeat(32);
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -50,14 +51,6 @@ function client(baseUrl: string, interceptors: Interceptor[] = []) {
   return createClient(AuditService, transport.transport);
 }
 
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("the unary transport against a connect-node server", () => {
   it("round-trips a call, with the interceptors' headers and the service credential", async () => {
@@ -84,10 +77,10 @@ describe("the unary transport against a connect-node server", () => {
       throw errorWithReason("key revoked", Code.Unauthenticated, ErrorReason.API_KEY_REVOKED);
     });
     const audit = client(server.baseUrl);
-    const invalid = await rejection(audit.recordRead({ merchantId: "bad" }));
+    const invalid = await rpcError(audit.recordRead({ merchantId: "bad" }));
     expect(invalid.code).toBe(Code.InvalidArgument);
     expect(invalid.rawMessage).toContain("merchant_id");
-    const revoked = await rejection(audit.recordRead({ merchantId: "x" }));
+    const revoked = await rpcError(audit.recordRead({ merchantId: "x" }));
     expect(revoked.code).toBe(Code.Unauthenticated);
     expect(errorDetailOf(revoked)?.reason).toBe(ErrorReason.API_KEY_REVOKED);
   });
@@ -96,7 +89,7 @@ describe("the unary transport against a connect-node server", () => {
     const server = await startServer(async () => ({ auditEventId: "aud_1" }));
     const transport = createServiceTransport({ baseUrl: server.baseUrl, serviceToken: "wrong".repeat(8) });
     cleanups.push(() => transport.close());
-    const error = await rejection(createClient(AuditService, transport.transport).recordRead({ merchantId: "m" }));
+    const error = await rpcError(createClient(AuditService, transport.transport).recordRead({ merchantId: "m" }));
     expect(error.code).toBe(Code.Unauthenticated);
   });
 
@@ -108,7 +101,7 @@ describe("the unary transport against a connect-node server", () => {
       serverSignal = context.signal;
       return new Promise(() => {}); // never answers
     });
-    const error = await rejection(client(server.baseUrl).recordRead({ merchantId: "m" }, { timeoutMs: 200 }));
+    const error = await rpcError(client(server.baseUrl).recordRead({ merchantId: "m" }, { timeoutMs: 200 }));
     expect(error.code).toBe(Code.DeadlineExceeded);
     expect(serverTimeout).toBeGreaterThan(0);
     expect(serverTimeout).toBeLessThanOrEqual(200);
@@ -120,7 +113,7 @@ describe("the unary transport against a connect-node server", () => {
     const controller = new AbortController();
     const call = client(server.baseUrl).recordRead({ merchantId: "m" }, { signal: controller.signal });
     setImmediate(() => controller.abort());
-    expect((await rejection(call)).code).toBe(Code.Canceled);
+    expect((await rpcError(call)).code).toBe(Code.Canceled);
   });
 
   it("answers UNAVAILABLE when nothing listens, and reconnects once the server is back", async () => {
@@ -128,7 +121,7 @@ describe("the unary transport against a connect-node server", () => {
     const audit = client(first.baseUrl);
     expect((await audit.recordRead({ merchantId: "m" })).auditEventId).toBe("aud_first");
     await first.close();
-    expect((await rejection(audit.recordRead({ merchantId: "m" }))).code).toBe(Code.Unavailable);
+    expect((await rpcError(audit.recordRead({ merchantId: "m" }))).code).toBe(Code.Unavailable);
     await startServer(async () => ({ auditEventId: "aud_second" }), first.port);
     expect((await audit.recordRead({ merchantId: "m" })).auditEventId).toBe("aud_second");
   });
@@ -141,7 +134,7 @@ describe("the unary transport against a connect-node server", () => {
       return { auditEventId: "aud_ok" };
     });
     const audit = client(server.baseUrl);
-    expect((await rejection(audit.recordRead({ merchantId: "m" }, { timeoutMs: 100 }))).code).toBe(Code.DeadlineExceeded);
+    expect((await rpcError(audit.recordRead({ merchantId: "m" }, { timeoutMs: 100 }))).code).toBe(Code.DeadlineExceeded);
     expect((await audit.recordRead({ merchantId: "m" }, { timeoutMs: 2_000 })).auditEventId).toBe("aud_ok");
     expect(server.sessions).toHaveLength(2);
   });

@@ -1,0 +1,11 @@
+import { ConnectError } from "@connectrpc/connect";
+
+/** For tests: the ConnectError a call failed with; fails the test if the call succeeded. */
+export async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("expected the call to fail");
+}
