@@ -138,4 +138,21 @@ describe("the unary transport against a connect-node server", () => {
     expect((await audit.recordRead({ merchantId: "m" }, { timeoutMs: 2_000 })).auditEventId).toBe("aud_ok");
     expect(server.sessions).toHaveLength(2);
   });
+
+  it("answers UNAVAILABLE, not a partial message, when the connection drops in the middle of the body", async () => {
+    const server = http2.createServer();
+    server.on("stream", (stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/proto" });
+      // A complete field 1 ("aud"): decoded alone it would look like a real answer.
+      stream.write(Buffer.from([0x0a, 0x03, 0x61, 0x75, 0x64]));
+      // Node's client still emits "end" for the cut stream; only its RST code tells.
+      setTimeout(() => stream.session?.destroy(), 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const port = (server.address() as { port: number }).port;
+    const error = await rpcError(client(`http://127.0.0.1:${port}`).recordRead({ merchantId: "m" }));
+    expect(error.code).toBe(Code.Unavailable);
+  });
 });
+

@@ -159,10 +159,14 @@ export function createUnaryTransport(options: UnaryTransportOptions): UnaryTrans
         }
         chunks.push(chunk);
       });
+      let ended = false;
+      stream.on("end", () => (ended = true));
       stream.on("error", (error) => finish(new ConnectError(`upstream stream failed: ${error.message}`, Code.Unavailable)));
       stream.on("close", () => {
         if (settled) return;
-        if (status === 0) {
+        // A reset (any code but NO_ERROR) means the body may be cut short: never decode it. Node emits
+        // "end" even for a stream whose connection dropped mid-body, so the RST code is what tells.
+        if (status === 0 || !ended || stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) {
           finish(new ConnectError(`upstream closed the stream (HTTP/2 code ${stream.rstCode})`, Code.Unavailable));
           return;
         }
