@@ -61,11 +61,24 @@ function readRequest(entry: AuditEntry): RecordReadRequest {
 }
 
 export function createAuditRecorder(deps: AuditRecorderDeps): RecordAudit {
+  // During a rolling upgrade the auth service may predate RecordReads: then each read goes alone, and
+  // batches are tried again a minute later.
+  let singleReadsUntil = 0;
+  const oneByOne = (reads: readonly RecordReadRequest[]) =>
+    Promise.all(reads.map((read) => deps.audit.recordRead(read, { timeoutMs: deps.timeoutMs }).then(() => undefined, (error: unknown) => error)));
   const writer = createGroupCommitWriter<RecordReadRequest>({
     maxBatchSize: deps.maxBatchSize ?? 256,
     async flush(reads) {
+      if (Date.now() < singleReadsUntil) return oneByOne(reads);
       // One call serves many requests; it carries the trace context of the request that started it.
-      const response = await deps.audit.recordReads({ reads: [...reads] }, { timeoutMs: deps.timeoutMs });
+      let response;
+      try {
+        response = await deps.audit.recordReads({ reads: [...reads] }, { timeoutMs: deps.timeoutMs });
+      } catch (error) {
+        if (ConnectError.from(error).code !== Code.Unimplemented) throw error;
+        singleReadsUntil = Date.now() + 60_000;
+        return oneByOne(reads);
+      }
       if (response.results.length !== reads.length) {
         throw new ConnectError(`RecordReads answered ${response.results.length} results for ${reads.length} reads`, Code.Internal);
       }

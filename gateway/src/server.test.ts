@@ -340,6 +340,15 @@ describe("audit", () => {
     expect(t.fake.audits.map((read) => read.userAgent)).toEqual(["fine"]);
   });
 
+  it("falls back to one RecordRead per read when the auth service predates RecordReads", async () => {
+    seed(1);
+    t.fake.behaviour.recordReadsUnimplemented = true;
+    const responses = await Promise.all([get("/subscriptions"), get("/subscriptions"), get("/subscriptions")]);
+    expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200]);
+    expect(t.fake.audits).toHaveLength(3);
+    expect(t.fake.auditBatches).toEqual([]);
+  });
+
   it("answers 503 even when the audit service fails with a non-Unavailable error", async () => {
     t.fake.behaviour.recordRead = async () => {
       throw new ConnectError("disk full", Code.Internal);

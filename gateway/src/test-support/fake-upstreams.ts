@@ -56,6 +56,8 @@ export interface FakeUpstreams {
      * of a RecordReads batch; a failure fails the whole batch, as the real service's INSERT does.
      */
     recordRead?: (request: RecordReadRequest) => Promise<void>;
+    /** Answer RecordReads UNIMPLEMENTED, like an auth service older than the gateway. */
+    recordReadsUnimplemented?: boolean;
     /** Refuse single reads of a RecordReads batch as invalid (the reason), as the real service does. */
     refuseRead?: (request: RecordReadRequest) => string | undefined;
     /** Throw this from every query RPC. */
@@ -165,6 +167,7 @@ export function createFakeUpstreams(): FakeUpstreams {
         return { auditEventId: `aud_${fake.audits.length}` };
       },
       async recordReads(request) {
+        if (fake.behaviour.recordReadsUnimplemented) throw new ConnectError("RecordReads is not implemented", Code.Unimplemented);
         fake.auditBatches.push(request.reads.length);
         const refusals = request.reads.map((read) => fake.behaviour.refuseRead?.(read));
         const accepted = request.reads.filter((_, i) => refusals[i] === undefined);
