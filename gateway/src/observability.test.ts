@@ -1,11 +1,11 @@
-import { Writable } from "node:stream";
-import { createHealthState, createLogger, createMetrics, createTraceScope, type HealthState, type Registry } from "@subdata/runtime";
+import { createHealthState, createMetrics, createTraceScope, type HealthState, type Registry } from "@subdata/runtime";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createApiKeyCache } from "./api-key-cache.ts";
 import { loadGatewayConfig } from "./config.ts";
 import { createGateway, type Gateway } from "./server.ts";
 import { createFakeUpstreams, type FakeUpstreams } from "./test-support/fake-upstreams.ts";
 import { KEY, KEY_ID, MERCHANT } from "./test-support/test-gateway.ts";
+import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
 
 let gateway: Gateway;
 let fake: FakeUpstreams;
@@ -16,17 +16,9 @@ let logs: string[];
 beforeEach(() => {
   logs = [];
   const trace = createTraceScope();
-  const logger = createLogger({
-    name: "gateway",
-    level: "debug",
-    context: trace.logFields,
-    destination: new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const captured = createCapturedLogger({ name: "gateway", level: "debug", context: trace.logFields });
+  const logger = captured.logger;
+  logs = captured.lines;
   fake = createFakeUpstreams();
   fake.keys.set(KEY, { apiKeyId: KEY_ID, merchantId: MERCHANT });
   const apiKeyCache = createApiKeyCache({ ttlMs: 60_000, maxEntries: 100, now: Date.now });

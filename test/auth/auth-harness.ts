@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
 import { createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createAuthDependencies, createAuthServer, createNatsRevocationPublisher, type AuthDependencies } from "@subdata/auth";
 import type { Queryable } from "@subdata/auth/queryable";
-import { createLogger, createPool, createServiceTransport } from "@subdata/runtime";
+import { createPool, createServiceTransport } from "@subdata/runtime";
 import { inject } from "vitest";
+import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
 
 export interface AuthHarnessOptions {
   /** Wraps the auth role's pool, e.g. to fail statements. */
@@ -38,17 +38,7 @@ export interface AuthHarness {
 
 export async function startAuthService(options: AuthHarnessOptions = {}): Promise<AuthHarness> {
   const serviceToken = randomBytes(32).toString("hex");
-  const logs: string[] = [];
-  const logger = createLogger({
-    name: "auth-test",
-    level: "trace",
-    destination: new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const { logger, lines: logs } = createCapturedLogger({ name: "auth-test", level: "trace" });
   const pool = createPool({ connectionString: inject("roleDatabaseUrls").auth, applicationName: "auth-test", max: 4 });
   const statements: string[] = [];
   const recording = {

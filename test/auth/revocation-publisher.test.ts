@@ -1,12 +1,11 @@
 import net from "node:net";
-import { Writable } from "node:stream";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { connect } from "@nats-io/transport-node";
 import { API_KEY_REVOKED_SUBJECT, createNatsRevocationPublisher } from "@subdata/auth";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
-import { createLogger } from "@subdata/runtime";
 import { expect, inject, it } from "vitest";
+import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -22,11 +21,7 @@ async function until(condition: () => boolean): Promise<void> {
 }
 
 it("retries a revocation published while NATS was unreachable, and delivers it once NATS answers", async () => {
-  const logs: string[] = [];
-  const logger = createLogger({
-    name: "publisher-test",
-    destination: new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) }),
-  });
+  const { logger, lines: logs } = createCapturedLogger({ name: "publisher-test" });
   const natsUrl = new URL(inject("natsUrl"));
   const port = await freePort();
   const publisher = createNatsRevocationPublisher({ servers: `nats://127.0.0.1:${port}`, logger, retryDelayMs: 100 });

@@ -1,17 +1,17 @@
-import { Writable } from "node:stream";
 import { createClient } from "@connectrpc/connect";
 import { createApiKeyCache, createGateway, createRevocationListener, loadGatewayConfig, type ApiKeyCache, type Gateway } from "@subdata/gateway";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { createLogger, createServiceTransport } from "@subdata/runtime";
+import { createServiceTransport } from "@subdata/runtime";
 import type { LightMyRequestResponse } from "fastify";
 import pg from "pg";
 import { inject } from "vitest";
 import { startAuthService, type AuthHarness } from "../auth/auth-harness.ts";
 import { createFixtures, type Fixtures } from "../support/fixtures.ts";
 import { startQueryServer, type RunningQueryServer } from "../support/query-server.ts";
+import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
 
 /**
  * The whole read path in-process: real query and auth services on port 0 (their own roles on this
@@ -62,17 +62,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
   });
   const query = await startQueryServer();
   const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 4 });
-  const logs: string[] = [];
-  const logger = createLogger({
-    name: "gateway",
-    level: "debug",
-    destination: new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const { logger, lines: logs } = createCapturedLogger({ name: "gateway", level: "debug" });
   // The two harnesses use different service tokens; production uses one SUBDATA_SERVICE_TOKEN.
   const queryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.serviceToken });
   const authTransport = createServiceTransport({ baseUrl: auth.baseUrl, serviceToken: auth.serviceToken });

@@ -1,22 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { attemptsOf, createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
 import { type Receiver, startReceiver, webhookHeaders } from "./support/receiver.ts";
-
-const script = fileURLToPath(new URL("./support/pipeline-process.ts", import.meta.url));
-
-async function startPipelineProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  await new Promise<void>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`pipeline process exited early (${code})`)));
-    child.stdout!.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("ready")) resolve();
-    });
-  });
-  return child;
-}
+import { startPipelineProcess } from "./support/pipeline-child.ts";
 
 describe("a webhook service killed mid-delivery", () => {
   let h: Harness;

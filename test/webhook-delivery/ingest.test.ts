@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import {
   createEventConsumer,
   type ConsumedMessage,
@@ -11,24 +10,12 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { newSubscriptionId, waitFor } from "./support/harness.ts";
 import type { ReceivedRequest } from "./support/receiver.ts";
+import { startPipelineProcess } from "./support/pipeline-child.ts";
 
 /**
  * Batched ingest: stream order into the table across a failed batch and across the loss of the
  * ingest leader, with the real consumer, NATS and (for failover) Postgres.
  */
-
-const script = fileURLToPath(new URL("./support/pipeline-process.ts", import.meta.url));
-
-async function startPipelineProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  await new Promise<void>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`pipeline process exited early (${code})`)));
-    child.stdout!.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("ready")) resolve();
-    });
-  });
-  return child;
-}
 
 function versionOf(request: ReceivedRequest): { subscriptionId: string; version: number } {
   const body = JSON.parse(request.body);

@@ -1,22 +1,8 @@
-import { Writable } from "node:stream";
-import { createLogger } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import { createSecurityEventRetention } from "./security-event-retention.ts";
+import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
 
-function capture() {
-  const lines: string[] = [];
-  const logger = createLogger({
-    name: "retention-test",
-    level: "debug",
-    destination: new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    }),
-  });
-  return { logger, lines };
-}
+const capture = () => createCapturedLogger({ name: "retention-test", level: "debug" });
 
 describe("security event retention", () => {
   it("purges in batches until one comes back short, within the run's budget", async () => {

@@ -1,13 +1,12 @@
-import { Writable } from "node:stream";
 import { createClient } from "@connectrpc/connect";
 import { Health } from "@subdata/proto/grpc/health/v1/health_pb";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConnectServer } from "./connect-server.ts";
 import { createHealthState } from "./health.ts";
-import { createLogger } from "./logger.ts";
 import { createMetrics, registerPoolMetrics, startMetricsServer } from "./metrics.ts";
 import { createTraceScope, sendTraceContext, startTrace } from "./trace-context.ts";
 import { createServiceTransport } from "./transport.ts";
+import { createCapturedLogger } from "./test-support/captured-logger.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -17,19 +16,8 @@ afterEach(async () => {
 describe("metrics", () => {
   it("counts and times RPCs by method and code, and carries the caller's trace into the service's logs", async () => {
     const registry = createMetrics({ service: "test" });
-    const lines: string[] = [];
     const serverTrace = createTraceScope();
-    const logger = createLogger({
-      name: "test",
-      level: "debug",
-      context: serverTrace.logFields,
-      destination: new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      }),
-    });
+    const { logger, lines } = createCapturedLogger({ name: "test", level: "debug", context: serverTrace.logFields });
     const server = createConnectServer({
       routes: () => {},
       serviceNames: ["subdata.test.v1.Nothing"],
