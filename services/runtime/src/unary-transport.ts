@@ -17,7 +17,8 @@ import { widenConnectionWindow } from "./http2-flow-control.ts";
  * A Connect-protocol client for unary calls on one raw HTTP/2 session: binary protobuf, no
  * compression, interceptors as connect-node runs them. It speaks exactly what connect-node's server
  * expects (POST /<service>/<method>, application/proto, connect-protocol-version, connect-timeout-ms)
- * and reads its errors with connect's own JSON decoder; streaming calls go to `streaming`.
+ * and reads its errors with connect's own JSON decoder. Unary only: buf's UNARY_RPC rule keeps
+ * streaming methods out of our protos.
  *
  * Why not connect-node's transport: measurements.md puts a connect-node unary call at ~0.6 ms of
  * client CPU against ~0.15 ms for the same exchange on raw HTTP/2 (its universal request/response
@@ -29,8 +30,6 @@ export interface UnaryTransportOptions {
   baseUrl: string;
   /** Run outermost first, as connect-node runs them. */
   interceptors?: Interceptor[];
-  /** Where streaming calls go (none of the internal services streams today). */
-  streaming?: Transport;
   /** A response body larger than this fails the call (RESOURCE_EXHAUSTED). Default 64 MiB. */
   maxResponseBytes?: number;
 }
@@ -226,9 +225,8 @@ export function createUnaryTransport(options: UnaryTransportOptions): UnaryTrans
         if (deadline) clearTimeout(deadline);
       }
     },
-    stream(method, signal, timeoutMs, header, input, contextValues) {
-      if (!options.streaming) return Promise.reject(new ConnectError(`${method.name}: streaming calls are not supported by this transport`, Code.Unimplemented));
-      return options.streaming.stream(method, signal, timeoutMs, header, input, contextValues);
+    stream(method) {
+      return Promise.reject(new ConnectError(`${method.name}: streaming calls are not supported by this transport`, Code.Unimplemented));
     },
   };
 
