@@ -1,4 +1,4 @@
-import { createPool } from "@subdata/runtime";
+import { createQueryPool } from "@subdata/query";
 import { createBaselineServer } from "./baseline-server.ts";
 
 // Wiring only: the baseline process the bench starts next to the stack (stack.ts).
@@ -8,11 +8,11 @@ function required(name: string): string {
   return value;
 }
 
-const pool = createPool({
+// The query service's own pool settings (read-only, generic plans): same SQL, planned the same way.
+const pool = createQueryPool({
   connectionString: required("DATABASE_URL"),
   max: Number(process.env.DATABASE_POOL_MAX ?? 4),
   applicationName: "subdata-bench-baseline",
-  readOnly: true,
 });
 pool.on("error", () => {});
 const server = createBaselineServer({

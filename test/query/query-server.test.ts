@@ -57,11 +57,11 @@ describe("the query server", () => {
     }
   });
 
-  it("runs its sessions with the configured statement_timeout, read-only and in UTC", async () => {
+  it("runs its sessions with the configured statement_timeout, read-only, in UTC, with generic plans", async () => {
     const result = await query.pool.query(
-      "SELECT current_setting('statement_timeout') AS timeout, current_setting('default_transaction_read_only') AS read_only, current_setting('TimeZone') AS zone, current_user AS role",
+      "SELECT current_setting('statement_timeout') AS timeout, current_setting('default_transaction_read_only') AS read_only, current_setting('TimeZone') AS zone, current_setting('plan_cache_mode') AS plans, current_user AS role",
     );
-    expect(result.rows[0]).toEqual({ timeout: "1234ms", read_only: "on", zone: "UTC", role: "subdata_query" });
+    expect(result.rows[0]).toEqual({ timeout: "1234ms", read_only: "on", zone: "UTC", plans: "force_generic_plan", role: "subdata_query" });
   });
 
   it("answers DEADLINE_EXCEEDED when a query outlives the statement timeout", async () => {
@@ -116,11 +116,18 @@ describe("the query server", () => {
         await client.query("SET LOCAL enable_bitmapscan = off");
         await client.query(`PREPARE explained AS ${statement.text}`);
         const params = values.map((value) => (typeof value === "number" ? String(value) : `'${value}'`)).join(", ");
-        const plan = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE explained(${params})`)).rows[0]["QUERY PLAN"][0].Plan;
-        const outer = plan.Plans[0];
-        expect(outer["Index Name"] ?? findIndexScan(outer)?.["Index Name"]).toBe(index);
-        expect(JSON.stringify(plan)).not.toContain('"Node Type":"Sort"');
-        if (statement.name.endsWith("_after")) expect(JSON.stringify(findIndexScan(outer))).toContain("created_at");
+        // Custom (planned for these values) and generic (planned once, as the service's pool runs
+        // them: plan_cache_mode=force_generic_plan, services/query/src/pool.ts): the same index.
+        for (const mode of ["force_custom_plan", "force_generic_plan"]) {
+          await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+          const plan = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE explained(${params})`)).rows[0]["QUERY PLAN"][0].Plan;
+          const outer = plan.Plans[0];
+          expect(outer["Index Name"] ?? findIndexScan(outer)?.["Index Name"]).toBe(index);
+          expect(JSON.stringify(plan)).not.toContain('"Node Type":"Sort"');
+          if (statement.name.endsWith("_after")) expect(JSON.stringify(findIndexScan(outer))).toContain("created_at");
+          // A generic plan shows the parameters themselves where a custom one shows the values.
+          expect(JSON.stringify(findIndexScan(outer))).toContain(mode === "force_generic_plan" ? "$1" : "'mer_x'");
+        }
       } finally {
         await client.query("ROLLBACK");
         // Prepared statements outlive transactions.

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { type Client, createClient } from "@connectrpc/connect";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { createQueryServer } from "@subdata/query";
-import { createLogger, createPool, createServiceTransport, type Pool } from "@subdata/runtime";
+import { createQueryPool, createQueryServer } from "@subdata/query";
+import { createLogger, createServiceTransport, type Pool } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
 import { createFixtures, type Fixtures } from "./fixtures.ts";
@@ -30,11 +30,10 @@ export interface StartQueryServerOptions {
  */
 export async function startQueryServer(options: StartQueryServerOptions = {}): Promise<RunningQueryServer> {
   const serviceToken = randomBytes(24).toString("hex");
-  const pool = createPool({
+  const pool = createQueryPool({
     connectionString: inject("roleDatabaseUrls").query,
     statementTimeoutMs: options.statementTimeoutMs ?? 5_000,
     applicationName: "subdata-query-test",
-    readOnly: true,
   });
   const server = createQueryServer({
     pool,

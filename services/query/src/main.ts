@@ -1,15 +1,15 @@
-import { createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
+import { createHealthState, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
 import { loadQueryConfig } from "./config.ts";
+import { createQueryPool } from "./pool.ts";
 import { createQueryServer } from "./server.ts";
 
 // Wiring only: config → read-only pool → server → listen; SIGTERM drains in order.
 const config = loadConfigOrExit("subdata-query", () => loadQueryConfig(process.env));
-const pool = createPool({
+const pool = createQueryPool({
   connectionString: config.DATABASE_URL,
   max: config.DATABASE_POOL_MAX,
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-query",
-  readOnly: true,
 });
 const observability = createProcessObservability({ service: "query", logLevel: config.LOG_LEVEL, pool, env: process.env });
 const { logger, metrics, trace, spans } = observability;

@@ -13,7 +13,7 @@ import { createQueryRoutes, queryServiceNames } from "./routes.ts";
 import { createSubscriptionRepository } from "./subscription-repository.ts";
 
 export interface QueryServerDeps {
-  /** A pool of the subdata_query role, made with createPool({ readOnly: true, statementTimeoutMs }). */
+  /** A pool of the subdata_query role, made with createQueryPool (pool.ts). */
   pool: Pool;
   /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
   serviceToken: string;

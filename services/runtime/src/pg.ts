@@ -11,6 +11,12 @@ export interface PoolOptions {
   applicationName: string;
   /** Sets default_transaction_read_only for every session, for roles that must never write. */
   readOnly?: boolean;
+  /**
+   * Sets plan_cache_mode=force_generic_plan: named statements are planned once per connection instead
+   * of at every execution. Only for pools whose every statement has one right plan whatever the
+   * parameters (see services/query/src/pool.ts).
+   */
+  genericPlans?: boolean;
 }
 
 const TIMESTAMPTZ_OID = 1184;
@@ -34,6 +40,7 @@ const typeParsers = {
 export function createPool(options: PoolOptions): pg.Pool {
   const settings = ["-c TimeZone=UTC"];
   if (options.readOnly) settings.push("-c default_transaction_read_only=on");
+  if (options.genericPlans) settings.push("-c plan_cache_mode=force_generic_plan");
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 4,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { continueTrace, createTraceScope, formatTraceparent, parseTraceparent, startTrace, traceHeaders } from "./trace-context.ts";
+import { continueTrace, createTraceScope, formatTraceparent, newSpanId, parseTraceparent, startTrace, traceHeaders } from "./trace-context.ts";
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] });
 const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -36,6 +36,18 @@ describe("W3C trace context", () => {
     expect(started.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(started.requestId).toBeUndefined();
     expect(startTrace().traceId).not.toBe(startTrace().traceId);
+  });
+
+  it("draws every id from fresh random bytes, across refills of the entropy pool", () => {
+    // 3,000 traces take 3 × 24 bytes each: the 4 KB pool is refilled about 50 times on the way.
+    const ids = new Set<string>();
+    for (let i = 0; i < 3_000; i++) {
+      const trace = startTrace();
+      expect(trace.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(trace.spanId).toMatch(/^[0-9a-f]{16}$/);
+      ids.add(trace.traceId).add(trace.spanId).add(newSpanId());
+    }
+    expect(ids.size).toBe(9_000);
   });
 
   it("keeps the context across awaits inside run(), and nowhere else", async () => {
