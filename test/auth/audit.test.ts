@@ -178,7 +178,9 @@ describe("when the audit log cannot be written", () => {
     const auth = await startAuthService({
       wrapDb: (db) => ({
         query: ((...args: Parameters<typeof db.query>) => {
-          if (failInserts && String(args[0]).includes("INSERT INTO audit_events")) {
+          const [statement] = args as unknown as [string | { text: string }];
+          const text = typeof statement === "string" ? statement : statement.text;
+          if (failInserts && text.includes("INSERT INTO audit_events")) {
             return Promise.reject(Object.assign(new Error("Connection terminated unexpectedly"), { code: "08006" }));
           }
           return (db.query as (...a: unknown[]) => unknown)(...args);
