@@ -196,3 +196,47 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResul
   }
   return results;
 }
+
+export interface DepthPair {
+  repetition: number;
+  firstP50Ms: number;
+  deepP50Ms: number;
+  /** deep ÷ first. */
+  ratio: number;
+}
+
+export interface DepthComparison {
+  target: TargetName;
+  /** Seconds per run (half a scenario run: two runs per pair). */
+  runSeconds: number;
+  pairs: DepthPair[];
+  /** Median of the pairs' ratios. */
+  ratio: number;
+}
+
+/**
+ * The deep page against the first page, judged in back-to-back pairs on one target. Run as separate
+ * scenarios a minute apart, the two p50s also compared the machine with itself a minute later: on this
+ * shared 2-core VM the same page moved by ±30 % between scenarios, and the deep page read 0.81× and
+ * 1.29× of the first in two full runs with the same code. A pair's two runs follow each other (each after
+ * the stack is idle), the order alternates between pairs, and the median of the pairs' ratios is the figure.
+ */
+export async function compareDepth(options: HttpBenchOptions, first: Scenario, deep: Scenario, target: Target): Promise<DepthComparison> {
+  const runSeconds = Math.max(1, options.runSeconds / 2);
+  const pairOptions = { ...options, runSeconds };
+  const pairs: DepthPair[] = [];
+  for (let repetition = 1; repetition <= options.repetitions; repetition++) {
+    const order = repetition % 2 === 1 ? [first, deep] : [deep, first];
+    const p50 = new Map<Scenario, number>();
+    for (const scenario of order) {
+      if (!(await waitUntilIdle(options.processes))) options.say(`depth: the stack was still busy after 20 s; measuring anyway`);
+      const run = await measure(pairOptions, scenario, target, repetition);
+      p50.set(scenario, run.load.p50Ms);
+    }
+    const pair = { repetition, firstP50Ms: p50.get(first)!, deepP50Ms: p50.get(deep)!, ratio: p50.get(deep)! / p50.get(first)! };
+    pairs.push(pair);
+    options.say(`depth     ${target.name.padEnd(8)} #${repetition}: first page p50 ${pair.firstP50Ms.toFixed(1)} ms, deep page p50 ${pair.deepP50Ms.toFixed(1)} ms (${pair.ratio.toFixed(2)}×)`);
+  }
+  return { target: target.name, runSeconds, pairs, ratio: median(pairs.map((pair) => pair.ratio)) };
+}
+

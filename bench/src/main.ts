@@ -6,7 +6,7 @@ import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createPool, createServiceTransport } from "@subdata/runtime";
 import { type Dataset, ensureDataset, roleUrls } from "./dataset.ts";
-import { checkScenarios, runHttpBench, type Check, type Target } from "./http-bench.ts";
+import { checkScenarios, compareDepth, runHttpBench, type Check, type Target } from "./http-bench.ts";
 import { chooseLoadGenerator } from "./load-generator.ts";
 import { type BenchOptions, parseOptions, USAGE } from "./options.ts";
 import { loadAverage } from "./proc-stats.ts";
@@ -82,7 +82,7 @@ async function main(): Promise<number> {
       return 0;
     }
 
-    const http = await runHttpBench({
+    const httpOptions = {
       scenarios,
       targets,
       processes,
@@ -94,7 +94,12 @@ async function main(): Promise<number> {
       cores: cpus().length,
       admin,
       say,
-    });
+    };
+    const http = await runHttpBench(httpOptions);
+    const firstPage = scenarios.find((scenario) => scenario.name === "list50");
+    const deepPage = scenarios.find((scenario) => scenario.name === "deep50");
+    const gatewayTarget = targets.find((target) => target.name === "gateway");
+    const depth = firstPage && deepPage && gatewayTarget ? await compareDepth(httpOptions, firstPage, deepPage, gatewayTarget) : undefined;
     for (const result of http) {
       const ok = result.non2xx === 0 && result.errors === 0;
       checks.push({ name: `${result.scenario} via ${result.target}: only 200s under load`, ok, detail: `${result.non2xx} non-2xx, ${result.errors} errors` });
@@ -139,8 +144,9 @@ async function main(): Promise<number> {
       dataset: { ...datasetFacts, ...facts },
       checks,
       http,
+      depth,
       webhooks,
-      targets: judgeTargets(http, webhooks),
+      targets: judgeTargets(http, depth, webhooks),
     };
     const resultsDir = join(repoRoot, "bench", "results");
     mkdirSync(resultsDir, { recursive: true });
@@ -215,8 +221,9 @@ async function webhooksOnly(
       dataset: { ...datasetFacts, depth: 0, activeRows: 0, subscriptionId: "", chargesOfSubscription: 0 },
       checks,
       http: [],
+      depth: undefined,
       webhooks,
-      targets: judgeTargets([], webhooks),
+      targets: judgeTargets([], undefined, webhooks),
     };
     const resultsDir = join(repoRoot, "bench", "results");
     mkdirSync(resultsDir, { recursive: true });
