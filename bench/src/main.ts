@@ -4,18 +4,18 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
-import { createPool, createServiceTransport } from "@subdata/runtime";
+import { createPool, createServiceTransport, type Pool } from "@subdata/runtime";
 import { type Dataset, ensureDataset, roleUrls } from "./dataset.ts";
-import { checkScenarios, compareDepth, runHttpBench, type Check, type Target } from "./http-bench.ts";
+import { checkScenarios, compareDepth, runHttpBench, type Check, type ProcessRef, type Target } from "./http-bench.ts";
 import { chooseLoadGenerator } from "./load-generator.ts";
 import { type BenchOptions, parseOptions, USAGE } from "./options.ts";
 import { loadAverage } from "./proc-stats.ts";
 import { idleShare, renderProfileSummary, summarizeProfile } from "./profile-summary.ts";
-import { startReceiver } from "./receiver.ts";
+import { type Receiver, startReceiver } from "./receiver.ts";
 import { judgeTargets, renderTables, writeDocsTable, type BenchReport } from "./report.ts";
 import { buildScenarios } from "./scenarios.ts";
 import { type BenchSecrets, inventSecrets, startStack } from "./stack.ts";
-import { runWebhookBench } from "./webhook-bench.ts";
+import { runWebhookBench, type WebhookResult } from "./webhook-bench.ts";
 
 // Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
 
@@ -109,37 +109,14 @@ async function main(): Promise<number> {
     }
     const webhooks = options.skipWebhooks
       ? undefined
-      : await runWebhookBench({
-          admin,
-          webhookUrl: stack.webhookUrl,
-          serviceToken: secrets.serviceToken,
-          merchantId: dataset.hooksMerchantId,
-          receiver,
-          latencyChanges: options.latencyChanges,
-          burstChanges: options.burstChanges,
-          processes: processes.filter((process) => ["webhook", "relay"].includes(process.name)),
-          say,
-        });
-    if (webhooks) {
-      checks.push({ name: "every timed change was delivered", ok: webhooks.latency.arrived === webhooks.latency.changes, detail: `${webhooks.latency.arrived}/${webhooks.latency.changes}` });
-      checks.push({ name: "every burst change was delivered", ok: webhooks.burst.arrived >= webhooks.burst.changes, detail: `${webhooks.burst.arrived}/${webhooks.burst.changes}` });
-      checks.push({ name: "every delivery carried a valid signature", ok: webhooks.badSignatures === 0, detail: `${webhooks.badSignatures} bad` });
-    }
+      : await webhookPhase(options, dataset, secrets, { admin, webhookUrl: stack.webhookUrl, receiver, processes: processes.filter((process) => ["webhook", "relay"].includes(process.name)) });
+    if (webhooks) checks.push(...webhookChecks(webhooks));
 
     const { adminUrl: _adminUrl, ...datasetFacts } = dataset;
     const report: BenchReport = {
       startedAt,
       mode: options.mode,
-      machine: {
-        cores: cpus().length,
-        cpuModel: cpus()[0]?.model ?? "unknown",
-        node: process.versions.node,
-        loadAverageAtStart,
-        loadAverageAtEnd: loadAverage(),
-        sharing:
-          `Cores were shared, not pinned: the load generator (${load.describe}), every service, Postgres and NATS ran on the same ${cpus().length} cores` +
-          `, next to whatever else the machine was running (see the load average).`,
-      },
+      machine: machineFacts(loadAverageAtStart, `the load generator (${load.describe}), every service, Postgres and NATS`),
       settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, runSeconds: options.runSeconds, repetitions: options.repetitions, loadGenerator: load.name, serviceLogLevel: options.logLevel },
       dataset: { ...datasetFacts, ...facts },
       checks,
@@ -148,22 +125,15 @@ async function main(): Promise<number> {
       webhooks,
       targets: judgeTargets(http, depth, webhooks),
     };
-    const resultsDir = join(repoRoot, "bench", "results");
-    mkdirSync(resultsDir, { recursive: true });
-    const resultFile = join(resultsDir, `${stamp}.json`);
-    writeFileSync(resultFile, `${JSON.stringify(report, null, 2)}\n`);
     const tables = renderTables(report);
     say(`\n${tables}\n`);
-    say(`wrote ${resultFile}`);
+    writeResult(`${stamp}.json`, report);
     // Smoke runs only keep the harness working; the docs keep the last real measurement.
     if (options.mode !== "smoke") {
       writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables);
       say("updated docs/benchmarks.md");
     }
-    const failed = checks.filter((check) => !check.ok);
-    for (const check of failed) say(`check failed: ${check.name}: ${check.detail}`);
-    say(failed.length ? `${failed.length} check(s) failed` : `all ${checks.length} checks passed`);
-    return failed.length ? 1 : 0;
+    return verdict(checks);
   } finally {
     if (keyId) await apiKeys.revokeApiKey({ merchantId: dataset.bigMerchantId, apiKeyId: keyId }).catch(() => {});
     auth.close();
@@ -171,6 +141,62 @@ async function main(): Promise<number> {
     await receiver.close();
     await admin.end();
   }
+}
+
+/** The webhook phase of either kind of run, against the stack's webhook service and relay. */
+function webhookPhase(
+  options: BenchOptions,
+  dataset: Dataset,
+  secrets: BenchSecrets,
+  on: { admin: Pool; webhookUrl: string; receiver: Receiver; processes: ProcessRef[] },
+): Promise<WebhookResult> {
+  return runWebhookBench({
+    admin: on.admin,
+    webhookUrl: on.webhookUrl,
+    serviceToken: secrets.serviceToken,
+    merchantId: dataset.hooksMerchantId,
+    receiver: on.receiver,
+    latencyChanges: options.latencyChanges,
+    burstChanges: options.burstChanges,
+    processes: on.processes,
+    say,
+  });
+}
+
+function webhookChecks(webhooks: WebhookResult): Check[] {
+  return [
+    { name: "every timed change was delivered", ok: webhooks.latency.arrived === webhooks.latency.changes, detail: `${webhooks.latency.arrived}/${webhooks.latency.changes}` },
+    { name: "every burst change was delivered", ok: webhooks.burst.arrived >= webhooks.burst.changes, detail: `${webhooks.burst.arrived}/${webhooks.burst.changes}` },
+    { name: "every delivery carried a valid signature", ok: webhooks.badSignatures === 0, detail: `${webhooks.badSignatures} bad` },
+  ];
+}
+
+/** The machine as the report states it; `sharers` says what ran on the shared cores. */
+function machineFacts(loadAverageAtStart: number[], sharers: string): BenchReport["machine"] {
+  return {
+    cores: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    node: process.versions.node,
+    loadAverageAtStart,
+    loadAverageAtEnd: loadAverage(),
+    sharing: `Cores were shared, not pinned: ${sharers} ran on the same ${cpus().length} cores, next to whatever else the machine was running (see the load average).`,
+  };
+}
+
+function writeResult(fileName: string, report: BenchReport): void {
+  const resultsDir = join(repoRoot, "bench", "results");
+  mkdirSync(resultsDir, { recursive: true });
+  const resultFile = join(resultsDir, fileName);
+  writeFileSync(resultFile, `${JSON.stringify(report, null, 2)}\n`);
+  say(`wrote ${resultFile}`);
+}
+
+/** Prints the failed checks; the exit code. */
+function verdict(checks: readonly Check[]): number {
+  const failed = checks.filter((check) => !check.ok);
+  for (const check of failed) say(`check failed: ${check.name}: ${check.detail}`);
+  say(failed.length ? `${failed.length} check(s) failed` : `all ${checks.length} checks passed`);
+  return failed.length ? 1 : 0;
 }
 
 /** --webhooks-only: the webhook service and the relay, the webhook phase, a result file; docs/ stay as they are. */
@@ -188,34 +214,13 @@ async function webhooksOnly(
   say("starting the webhook service and the relay");
   const stack = await startStack({ repoRoot, roleUrls: roles, natsUrl: options.natsUrl, secrets, logLevel: options.logLevel, baselineMerchantId: dataset.bigMerchantId, only: ["webhook", "relay"], say });
   try {
-    const webhooks = await runWebhookBench({
-      admin,
-      webhookUrl: stack.webhookUrl,
-      serviceToken: secrets.serviceToken,
-      merchantId: dataset.hooksMerchantId,
-      receiver,
-      latencyChanges: options.latencyChanges,
-      burstChanges: options.burstChanges,
-      processes: stack.processes.map(({ name, pid }) => ({ name, pid })),
-      say,
-    });
-    const checks: Check[] = [
-      { name: "every timed change was delivered", ok: webhooks.latency.arrived === webhooks.latency.changes, detail: `${webhooks.latency.arrived}/${webhooks.latency.changes}` },
-      { name: "every burst change was delivered", ok: webhooks.burst.arrived >= webhooks.burst.changes, detail: `${webhooks.burst.arrived}/${webhooks.burst.changes}` },
-      { name: "every delivery carried a valid signature", ok: webhooks.badSignatures === 0, detail: `${webhooks.badSignatures} bad` },
-    ];
+    const webhooks = await webhookPhase(options, dataset, secrets, { admin, webhookUrl: stack.webhookUrl, receiver, processes: stack.processes.map(({ name, pid }) => ({ name, pid })) });
+    const checks = webhookChecks(webhooks);
     const { adminUrl: _adminUrl, ...datasetFacts } = dataset;
     const report: BenchReport = {
       startedAt,
       mode: `${options.mode} --webhooks-only`,
-      machine: {
-        cores: cpus().length,
-        cpuModel: cpus()[0]?.model ?? "unknown",
-        node: process.versions.node,
-        loadAverageAtStart,
-        loadAverageAtEnd: loadAverage(),
-        sharing: `Cores were shared, not pinned: the receiver (in the bench process), the webhook service, the relay, Postgres and NATS ran on the same ${cpus().length} cores, next to whatever else the machine was running (see the load average).`,
-      },
+      machine: machineFacts(loadAverageAtStart, "the receiver (in the bench process), the webhook service, the relay, Postgres and NATS"),
       settings: { connections: 0, warmupSeconds: 0, runSeconds: 0, repetitions: 0, loadGenerator: "none", serviceLogLevel: options.logLevel },
       // No HTTP scenarios were built: their facts stay empty.
       dataset: { ...datasetFacts, depth: 0, activeRows: 0, subscriptionId: "", chargesOfSubscription: 0 },
@@ -225,18 +230,11 @@ async function webhooksOnly(
       webhooks,
       targets: judgeTargets([], undefined, webhooks),
     };
-    const resultsDir = join(repoRoot, "bench", "results");
-    mkdirSync(resultsDir, { recursive: true });
-    const resultFile = join(resultsDir, `${stamp}-webhooks.json`);
-    writeFileSync(resultFile, `${JSON.stringify(report, null, 2)}\n`);
     // Only the webhook tables: the HTTP ones would be empty.
     const tables = renderTables(report);
     say(`\n${tables.slice(tables.indexOf("| webhook pipeline"))}\n`);
-    say(`wrote ${resultFile}`);
-    const failed = checks.filter((check) => !check.ok);
-    for (const check of failed) say(`check failed: ${check.name}: ${check.detail}`);
-    say(failed.length ? `${failed.length} check(s) failed` : `all ${checks.length} checks passed`);
-    return failed.length ? 1 : 0;
+    writeResult(`${stamp}-webhooks.json`, report);
+    return verdict(checks);
   } finally {
     await stack.stop();
     await receiver.close();
