@@ -1,3 +1,4 @@
+import { unnestColumns } from "@subdata/runtime";
 import type { Queryable } from "./queryable.ts";
 
 /** One audit event to insert. Validated by the service: nothing here may make the batch fail. */
@@ -68,22 +69,22 @@ export function createAuditRepository(db: Queryable): AuditRepository {
                      $8::text[], $9::jsonb[], $10::int[], $11::int[], $12::text[], $13::text[], $14::bigint[])
               AS r(id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, resource_ids,
                    result_count, status, client_ip, user_agent, latency_micros)`,
-        values: [
-          records.map((r) => r.id),
-          records.map((r) => r.occurredAt),
-          records.map((r) => r.merchantId),
-          records.map((r) => r.apiKeyId),
-          records.map((r) => r.requestId),
-          records.map((r) => r.method),
-          records.map((r) => r.route),
-          records.map((r) => r.query),
-          records.map((r) => JSON.stringify(r.resourceIds)),
-          records.map((r) => r.resultCount),
-          records.map((r) => r.status),
-          records.map((r) => r.clientIp),
-          records.map((r) => r.userAgent),
-          records.map((r) => r.latencyMicros.toString()),
-        ],
+        values: unnestColumns(records, [
+          (r) => r.id,
+          (r) => r.occurredAt,
+          (r) => r.merchantId,
+          (r) => r.apiKeyId,
+          (r) => r.requestId,
+          (r) => r.method,
+          (r) => r.route,
+          (r) => r.query,
+          (r) => JSON.stringify(r.resourceIds),
+          (r) => r.resultCount,
+          (r) => r.status,
+          (r) => r.clientIp,
+          (r) => r.userAgent,
+          (r) => r.latencyMicros.toString(),
+        ]),
       });
     },
     async list(merchantId, apiKeyId, after, limit) {

@@ -1,3 +1,4 @@
+import { unnestColumns } from "@subdata/runtime";
 import type { Queryable } from "./queryable.ts";
 
 /** Why an authentication failed, as kept in the security log (finer than the API's reasons). */
@@ -26,14 +27,14 @@ export function createSecurityEventRepository(db: Queryable): SecurityEventRepos
       await db.query(
         `INSERT INTO security_events (reason, key_prefix, api_key_id, client_ip, user_agent, request_id)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
-        [
-          events.map((e) => e.reason),
-          events.map((e) => e.keyPrefix),
-          events.map((e) => e.apiKeyId),
-          events.map((e) => e.clientIp),
-          events.map((e) => e.userAgent),
-          events.map((e) => e.requestId),
-        ],
+        unnestColumns(events, [
+          (e) => e.reason,
+          (e) => e.keyPrefix,
+          (e) => e.apiKeyId,
+          (e) => e.clientIp,
+          (e) => e.userAgent,
+          (e) => e.requestId,
+        ]),
       );
     },
     async purgeOlderThan(retentionDays, maxRows) {

@@ -1,3 +1,4 @@
+import { unnestColumns } from "@subdata/runtime";
 import type { RekeyingSecretBox } from "@subdata/webhook/secret-box";
 import type pg from "pg";
 
@@ -69,9 +70,7 @@ export async function reencryptWebhookSecrets(options: ReencryptOptions): Promis
           [after, batchSize],
         )
       ).rows;
-      const ids: string[] = [];
-      const secrets: Array<Buffer | null> = [];
-      const previous: Array<Buffer | null> = [];
+      const updates: Array<{ id: string; secret: Buffer | null; previous: Buffer | null }> = [];
       for (const row of rows) {
         const secret = reseal(row.secret_ciphertext, row.id);
         const previousSecret = row.previous_secret_ciphertext === null ? null : reseal(row.previous_secret_ciphertext, row.id);
@@ -80,12 +79,10 @@ export async function reencryptWebhookSecrets(options: ReencryptOptions): Promis
           if (report.unreadableIds.length < MAX_LISTED) report.unreadableIds.push(row.id);
         }
         if (secret || previousSecret) {
-          ids.push(row.id);
-          secrets.push(secret ?? null);
-          previous.push(previousSecret ?? null);
+          updates.push({ id: row.id, secret: secret ?? null, previous: previousSecret ?? null });
         }
       }
-      if (ids.length > 0) {
+      if (updates.length > 0) {
         // A NULL in the arrays keeps the column as it is (already current, or did not open).
         await client.query(
           `UPDATE webhook_endpoints e SET
@@ -93,7 +90,7 @@ export async function reencryptWebhookSecrets(options: ReencryptOptions): Promis
              previous_secret_ciphertext = coalesce(u.previous, e.previous_secret_ciphertext)
            FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS u(id, secret, previous)
            WHERE e.id = u.id`,
-          [ids, secrets, previous],
+          unnestColumns(updates, [(u) => u.id, (u) => u.secret, (u) => u.previous]),
         );
       }
       await client.query("COMMIT");

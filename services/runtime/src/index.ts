@@ -81,3 +81,4 @@ export {
 } from "./span-exporter.ts";
 export { createUnaryTransport, type UnaryTransport, type UnaryTransportOptions } from "./unary-transport.ts";
 export { createGroupCommitWriter, type GroupCommitOptions, type GroupCommitStats, type GroupCommitWriter, type ItemOutcomes } from "./group-commit.ts";
+export { unnestColumns, type UnnestColumns } from "./unnest-columns.ts";

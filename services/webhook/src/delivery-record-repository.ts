@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from "@subdata/runtime";
+import { type Pool, type PoolClient, unnestColumns } from "@subdata/runtime";
 import type { ClaimedDelivery } from "./delivery-claim-repository.ts";
 import type { AttemptResult } from "./deliver-webhook.ts";
 
@@ -70,30 +70,6 @@ export async function recordAttempts(pool: Pool, attempts: readonly FinishedAtte
 }
 
 async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[], options: RecordOptions): Promise<DisabledEndpoints> {
-  const a = {
-    id: [] as string[],
-    merchantId: [] as string[],
-    number: [] as number[],
-    startedAt: [] as string[],
-    latency: [] as string[],
-    status: [] as (number | null)[],
-    errorClass: [] as string[],
-    body: [] as string[],
-    kind: [] as string[],
-    delayMs: [] as (number | null)[],
-  };
-  for (const { delivery, attempt, decision } of attempts) {
-    a.id.push(delivery.id);
-    a.merchantId.push(delivery.merchantId);
-    a.number.push(delivery.attemptNumber);
-    a.startedAt.push(attempt.startedAt.toISOString());
-    a.latency.push(attempt.latencyMicros.toString());
-    a.status.push(attempt.status);
-    a.errorClass.push(attempt.errorClass);
-    a.body.push(attempt.responseBody);
-    a.kind.push(decision.kind);
-    a.delayMs.push(decision.kind === "retry" ? Math.round(decision.delayMs) : null);
-  }
   const changes = failingSinceChanges(attempts);
   // One statement: the log rows, the deliveries' new states and failing_since (independent rows, so
   // one snapshot is enough). 410 Gone leaves the delivery PENDING: disabling cancels it just below.
@@ -125,7 +101,22 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM logged) AS logged, (SELECT count(*) FROM updated) AS updated, (SELECT count(*) FROM endpoints) AS endpoints`,
-    [a.id, a.merchantId, a.number, a.startedAt, a.latency, a.status, a.errorClass, a.body, a.kind, a.delayMs, [...changes.keys()], [...changes.values()]],
+    [
+      ...unnestColumns(attempts, [
+        ({ delivery }) => delivery.id,
+        ({ delivery }) => delivery.merchantId,
+        ({ delivery }) => delivery.attemptNumber,
+        ({ attempt }) => attempt.startedAt.toISOString(),
+        ({ attempt }) => attempt.latencyMicros.toString(),
+        ({ attempt }) => attempt.status,
+        ({ attempt }) => attempt.errorClass,
+        ({ attempt }) => attempt.responseBody,
+        ({ decision }) => decision.kind,
+        ({ decision }) => (decision.kind === "retry" ? Math.round(decision.delayMs) : null),
+      ]),
+      [...changes.keys()],
+      [...changes.values()],
+    ],
   );
 
   const disabled: DisabledEndpoints = new Map();
@@ -176,6 +167,6 @@ async function releaseNextHeads(client: PoolClient, finished: readonly ClaimedDe
              ORDER BY n.version, n.id
              LIMIT 1) AS next
       WHERE s.id = next.id AND s.status::text = 'PENDING' AND s.attempt_count = 0 AND s.next_attempt_at - now() > interval '0'`,
-    [finished.map((d) => d.endpointId), finished.map((d) => d.subscriptionId)],
+    unnestColumns(finished, [(d) => d.endpointId, (d) => d.subscriptionId]),
   );
 }

@@ -1,4 +1,4 @@
-import type { Pool } from "@subdata/runtime";
+import { type Pool, unnestColumns } from "@subdata/runtime";
 import type { OutboxRow } from "./outbox-event.ts";
 
 /** What the relay did with a claimed batch: rows JetStream acknowledged, and rows that failed. */
@@ -87,7 +87,7 @@ export function createOutboxRepository(pool: Pool, options: OutboxRepositoryOpti
         const outcome = await handle(rows);
         if (outcome.publishedIds.length > 0) await client.query(MARK_PUBLISHED, [outcome.publishedIds]);
         if (outcome.failures.length > 0) {
-          await client.query(RECORD_FAILURES, [outcome.failures.map((f) => f.id), outcome.failures.map((f) => f.error)]);
+          await client.query(RECORD_FAILURES, unnestColumns(outcome.failures, [(f) => f.id, (f) => f.error]));
         }
         await client.query("COMMIT");
         return { claimed: rows.length, outcome };
