@@ -14,20 +14,31 @@ afterAll(async () => {
   for (const drop of databases.splice(0)) await drop();
 });
 
+/** One statement on the run's database, on a connection of its own that is closed right after. */
+async function onRunDatabase(runUrl: URL, statement: string): Promise<void> {
+  const server = new pg.Client({ connectionString: runUrl.toString() });
+  // A connection Postgres terminates while idle (57P01) must not become an uncaught error of the file.
+  server.on("error", () => {});
+  await server.connect();
+  try {
+    await server.query(statement);
+  } finally {
+    await server.end();
+  }
+}
+
 async function freshDatabase(): Promise<{ admin: pg.Pool; webhookRoleUrl: string }> {
   const runUrl = new URL(inject("adminDatabaseUrl"));
   const name = `${runUrl.pathname.slice(1)}_re${randomBytes(3).toString("hex")}`;
-  const server = new pg.Client({ connectionString: runUrl.toString() });
-  await server.connect();
-  await server.query(`CREATE DATABASE ${name}`);
+  await onRunDatabase(runUrl, `CREATE DATABASE ${name}`);
   const adminUrl = new URL(runUrl);
   adminUrl.pathname = `/${name}`;
   await migrate({ databaseUrl: adminUrl.toString() });
   const admin = new pg.Pool({ connectionString: adminUrl.toString(), max: 2 });
+  admin.on("error", () => {});
   databases.push(async () => {
     await admin.end();
-    await server.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await server.end();
+    await onRunDatabase(runUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   });
   // The webhook service's own role can run it too (as from inside a webhook pod): it may UPDATE endpoints.
   const webhookRoleUrl = new URL(inject("roleDatabaseUrls").webhook);
