@@ -165,16 +165,27 @@ describe("webhook service lifecycle mid-burst", () => {
     expect(sample(relayMetrics, "subdata_outbox_oldest_pending_seconds")).toBe(0);
 
     // Trace context: each event starts a trace at the relay, and its traceparent travels as a header
-    // of the JetStream message (the consumer reads it into its log lines).
+    // of the JetStream message (the consumer reads it into its log lines and stores it with the event).
     const published = relay.lines.find((line) => line.msg === "event published" && line.eventId === eventIds[0]);
     expect(published?.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const traceId = String(published!.traceId);
     const nc = await connect({ servers: inject("natsUrl") });
+    let relayedTraceparent: string | undefined;
     try {
       const message = await (await jetstreamManager(nc)).streams.getMessage(stream, { seq: Number(published!.seq) });
-      expect(message?.header.get("traceparent")).toMatch(new RegExp(`^00-${String(published!.traceId)}-[0-9a-f]{16}-01$`));
+      relayedTraceparent = message?.header.get("traceparent");
+      expect(relayedTraceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     } finally {
       await nc.close();
     }
+    // …and reaches the receiver: the POST continues the relay's trace with a span of its own, and the
+    // webhook service's attempt line names the same trace and span.
+    const posted = receiver.requests.find((request) => request.headers["webhook-id"] === eventIds[0]);
+    const postedTraceparent = String(posted?.headers.traceparent);
+    expect(postedTraceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(postedTraceparent).not.toBe(relayedTraceparent);
+    const attemptLine = [...first.lines, ...second.lines].find((line) => line.msg === "webhook attempt" && line.eventId === eventIds[0]);
+    expect(attemptLine).toMatchObject({ traceId, spanId: postedTraceparent.split("-")[2] });
 
     expect(await second.stop()).toEqual({ code: 0, signal: null });
     expect(await relay.stop()).toEqual({ code: 0, signal: null });

@@ -23,6 +23,11 @@ export interface WebhookMessage {
   body: string;
   /** Valid signing secrets ("whsec_…"), newest first. */
   secrets: readonly string[];
+  /**
+   * This attempt's W3C traceparent (delivery-trace.ts): the event's trace, this attempt's span. Sent as
+   * is so receivers can join our trace; tracestate and other internal context are never sent.
+   */
+  traceparent: string;
 }
 
 export interface AttemptResult {
@@ -58,6 +63,7 @@ export function createWebhookSender(deps: { http: SafeHttpClient; clock: Clock }
         "webhook-id": message.eventId,
         "webhook-timestamp": String(timestamp),
         "webhook-signature": signatureHeader(message.secrets, message.eventId, timestamp, message.body),
+        traceparent: message.traceparent,
       };
       const started = process.hrtime.bigint();
       const outcome = await deps.http.post(message.url, headers, message.body);

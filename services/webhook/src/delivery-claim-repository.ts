@@ -33,6 +33,8 @@ export interface ClaimedDelivery {
   attemptNumber: number;
   url: string;
   body: string;
+  /** The event's stored W3C traceparent (the relay's trace), or null: the attempt then starts a trace. */
+  traceparent: string | null;
   secretCiphertext: Buffer;
   /** Present only while the rotation's grace period runs. */
   previousSecretCiphertext: Buffer | null;
@@ -67,12 +69,6 @@ export interface ClaimResult {
 }
 
 export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Promise<ClaimResult> {
-  const busyIds: string[] = [];
-  const busyCounts: number[] = [];
-  for (const [endpointId, count] of options.inFlight) {
-    busyIds.push(endpointId);
-    busyCounts.push(count);
-  }
   const result = await pool.query<ClaimRow>(
     `WITH scan AS (
        SELECT d.id, d.endpoint_id, d.subscription_id
@@ -140,13 +136,13 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
          FROM webhook_events ev, webhook_endpoints ep
         WHERE d.id = ANY (ARRAY(SELECT picked.id FROM picked)) AND ev.id = d.event_id AND ep.id = d.endpoint_id
        RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.subscription_id, d.version, d.attempt_count,
-                 ep.url, ev.body, ep.secret_ciphertext,
+                 ep.url, ev.body, ev.traceparent, ep.secret_ciphertext,
                  CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret_ciphertext END AS previous_secret_ciphertext,
                  ep.failing_since IS NOT NULL AS endpoint_failing
      )
      SELECT claimed.*, NULL::int AS deferred, NULL::int AS scanned FROM claimed
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
             (SELECT count(*) FROM deferred)::int, (SELECT count(*) FROM scan)::int`,
     [
       options.limit,
@@ -154,8 +150,8 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
       options.failingCap,
       Math.round(options.leaseMs),
       options.fullEndpointIds,
-      busyIds,
-      busyCounts,
+      [...options.inFlight.keys()],
+      [...options.inFlight.values()],
       options.scanLimit,
       options.merchantIds ?? null,
     ],
@@ -179,6 +175,7 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
       attemptNumber: row.attempt_count,
       url: row.url,
       body: row.body,
+      traceparent: row.traceparent,
       secretCiphertext: row.secret_ciphertext,
       previousSecretCiphertext: row.previous_secret_ciphertext,
       endpointFailing: row.endpoint_failing,
@@ -198,6 +195,7 @@ interface ClaimRow {
   attempt_count: number;
   url: string;
   body: string;
+  traceparent: string | null;
   secret_ciphertext: Buffer;
   previous_secret_ciphertext: Buffer | null;
   endpoint_failing: boolean;

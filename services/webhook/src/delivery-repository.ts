@@ -1,4 +1,4 @@
-import type { Logger, Pool, PoolClient } from "@subdata/runtime";
+import { type Logger, type Pool, type PoolClient, unnestColumns } from "@subdata/runtime";
 import type { ClientBase } from "pg";
 import type { RenderedEvent } from "./event-body.ts";
 
@@ -20,8 +20,14 @@ export type Queryable = Pool | ClientBase;
  * in one statement (one transaction, one round trip). Idempotent: a redelivered message adds nothing.
  * Returns how many deliveries were created.
  */
-export async function ingestEvent(db: Queryable, event: RenderedEvent): Promise<number> {
+export async function ingestEvent(db: Queryable, event: IngestedEvent): Promise<number> {
   return ingestEvents(db, [event]);
+}
+
+/** An event as ingest stores it: its body, and the trace it arrived in (delivery-trace.ts storedTraceparent). */
+export interface IngestedEvent extends RenderedEvent {
+  /** Canonical version-00 W3C traceparent, or null/absent: its attempts then start new traces. */
+  traceparent?: string | null;
 }
 
 /**
@@ -32,33 +38,15 @@ export async function ingestEvent(db: Queryable, event: RenderedEvent): Promise<
  * stored, which must not receive an old version after newer ones. Returns how many deliveries were
  * created.
  */
-export async function ingestEvents(db: Queryable, events: readonly RenderedEvent[]): Promise<number> {
+export async function ingestEvents(db: Queryable, events: readonly IngestedEvent[]): Promise<number> {
   if (events.length === 0) return 0;
-  const columns = {
-    id: [] as string[],
-    merchantId: [] as string[],
-    subscriptionId: [] as string[],
-    type: [] as string[],
-    version: [] as string[],
-    occurredAt: [] as string[],
-    body: [] as string[],
-  };
-  for (const event of events) {
-    columns.id.push(event.id);
-    columns.merchantId.push(event.merchantId);
-    columns.subscriptionId.push(event.subscriptionId);
-    columns.type.push(event.type);
-    columns.version.push(event.version.toString());
-    columns.occurredAt.push(event.occurredAtExact);
-    columns.body.push(event.body);
-  }
   const result = await db.query<{ created: number }>(
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[])
-                WITH ORDINALITY AS i (id, merchant_id, subscription_id, type, version, occurred_at, body, ord)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[], $8::text[])
+                WITH ORDINALITY AS i (id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent, ord)
      ), event AS (
-       INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body)
-       SELECT id, merchant_id, subscription_id, type, version, occurred_at, body FROM input ORDER BY ord
+       INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent)
+       SELECT id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent FROM input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
        RETURNING id
      ), deliveries AS (
@@ -76,7 +64,16 @@ export async function ingestEvents(db: Queryable, events: readonly RenderedEvent
        SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT 1 FROM deliveries LIMIT 1) AS any_delivery
      )
      SELECT (SELECT count(*) FROM deliveries)::int AS created, (SELECT count(*) FROM notified)::int AS notified`,
-    [columns.id, columns.merchantId, columns.subscriptionId, columns.type, columns.version, columns.occurredAt, columns.body],
+    unnestColumns(events, [
+      (e) => e.id,
+      (e) => e.merchantId,
+      (e) => e.subscriptionId,
+      (e) => e.type,
+      (e) => e.version.toString(),
+      (e) => e.occurredAtExact,
+      (e) => e.body,
+      (e) => e.traceparent ?? null,
+    ]),
   );
   return result.rows[0]?.created ?? 0;
 }

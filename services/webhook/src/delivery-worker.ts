@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Logger, Pool } from "@subdata/runtime";
+import { formatTraceparent, type Logger, type Pool } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
 import { type ClaimedDelivery, claimDueDeliveries } from "./delivery-claim-repository.ts";
 import type { DeliveryDecision } from "./delivery-record-repository.ts";
+import { attemptTrace } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
 import { nextAttempt } from "./retry-schedule.ts";
 import type { SecretBox } from "./secret-box.ts";
@@ -143,7 +144,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   }
 
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
-    const log = { deliveryId: delivery.id, endpointId: delivery.endpointId, eventId: delivery.eventId, attempt: delivery.attemptNumber };
+    // Each attempt is a span of the event's trace (the relay's), sent to the receiver and logged here.
+    const trace = attemptTrace(delivery.traceparent);
+    const log = {
+      deliveryId: delivery.id,
+      endpointId: delivery.endpointId,
+      eventId: delivery.eventId,
+      attempt: delivery.attemptNumber,
+      traceId: trace.traceId,
+      spanId: trace.spanId,
+    };
     let secrets: string[];
     try {
       secrets = openSecrets(delivery);
@@ -156,7 +166,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
     let attempt: AttemptResult;
     try {
-      attempt = await options.sender.send({ eventId: delivery.eventId, url: delivery.url, body: delivery.body, secrets });
+      attempt = await options.sender.send({
+        eventId: delivery.eventId,
+        url: delivery.url,
+        body: delivery.body,
+        secrets,
+        traceparent: formatTraceparent(trace),
+      });
     } finally {
       release(delivery.endpointId);
     }

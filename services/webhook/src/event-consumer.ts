@@ -47,7 +47,7 @@ export interface ConsumedMessage {
   /** Stream sequence, for logs. */
   seq: number;
   redelivered: boolean;
-  /** W3C traceparent set by the relay, for logs. */
+  /** W3C traceparent set by the relay: for logs, and stored with the event so its webhook POSTs continue the trace. */
   traceparent?: string | undefined;
 }
 

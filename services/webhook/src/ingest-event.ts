@@ -2,7 +2,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { type Logger, parseTraceparent, type Pool } from "@subdata/runtime";
 import type { ClientBase } from "pg";
-import { ingestEvents } from "./delivery-repository.ts";
+import { type IngestedEvent, ingestEvents } from "./delivery-repository.ts";
+import { storedTraceparent } from "./delivery-trace.ts";
 import { type RenderedEvent, renderEventBody } from "./event-body.ts";
 import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
 import { createIngestLock } from "./ingest-lock.ts";
@@ -39,7 +40,7 @@ export function createEventIngester(deps: {
 
   async function storeBatch(client: ClientBase, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
     const dispositions: MessageDisposition[] = new Array(messages.length);
-    const events: RenderedEvent[] = [];
+    const events: IngestedEvent[] = [];
     const stored: number[] = [];
     const seen = new Set<string>();
     messages.forEach((message, index) => {
@@ -54,7 +55,8 @@ export function createEventIngester(deps: {
       // A message redelivered while its first copy waits in the same batch is stored once.
       if (seen.has(event.id)) return;
       seen.add(event.id);
-      events.push(event);
+      // The relay's trace, kept so each POST of this event continues it (delivery-trace.ts).
+      events.push({ ...event, traceparent: storedTraceparent(message.traceparent) });
     });
     if (stored.length === 0) return dispositions;
     const first = messages[stored[0]!]!;

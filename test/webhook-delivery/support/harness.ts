@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { FieldMaskSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
@@ -36,6 +36,8 @@ export interface EventOptions {
   version: number;
   type?: EventType;
   id?: string;
+  /** Sent as the message's `traceparent` header, as the relay does (it always sends one). */
+  traceparent?: string;
 }
 
 export interface Harness {
@@ -160,7 +162,9 @@ export async function createHarness(tag: string): Promise<Harness> {
     },
     async publish(options) {
       const event = subscriptionEvent(options);
-      await js.publish(`${subjectPrefix}.subscription.${options.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id });
+      const h = headers();
+      if (options.traceparent !== undefined) h.set("traceparent", options.traceparent);
+      await js.publish(`${subjectPrefix}.subscription.${options.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id, headers: h });
       return event;
     },
     async publishRaw(merchantId, data, id) {

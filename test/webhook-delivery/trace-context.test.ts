@@ -1,0 +1,122 @@
+import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { parseTraceparent } from "@subdata/runtime";
+import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook/pipeline";
+import { afterEach, describe, expect, it } from "vitest";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { deliveryOf, newEventId, newSubscriptionId, waitFor } from "./support/harness.ts";
+import type { ReceivedRequest } from "./support/receiver.ts";
+
+/**
+ * W3C trace context from the relay to the receiver: the traceparent the relay publishes an event with is
+ * stored at ingest (webhook_events.traceparent), and every POST of the event continues that trace with
+ * a span of its own, which the attempt's log line names too.
+ */
+describe("webhook trace context", () => {
+  const h = useDeliveryHarness("trace");
+  const pipelines: DeliveryPipeline[] = [];
+
+  afterEach(async () => {
+    await Promise.all(pipelines.splice(0).map((pipeline) => pipeline.stop()));
+  });
+
+  /** A pipeline whose log lines the test reads ("webhook attempt" carries traceId and spanId). */
+  function startPipeline(merchantId: string): { lines: string[] } {
+    const { logger, lines } = createCapturedLogger({ name: "test-whd-trace", level: "info" });
+    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings([merchantId]), logger });
+    pipeline.start();
+    pipelines.push(pipeline);
+    return { lines };
+  }
+
+  const attemptLines = (lines: string[], eventId: string) =>
+    lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === "webhook attempt" && line.eventId === eventId)
+      .sort((a, b) => Number(a.attempt) - Number(b.attempt));
+
+  const traceOf = (request: ReceivedRequest) => {
+    const header = request.headers.traceparent;
+    expect(header).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/);
+    const trace = parseTraceparent(String(header));
+    expect(trace).toBeDefined();
+    return trace!;
+  };
+
+  const storedTraceparent = async (eventId: string) =>
+    (await h.admin.query<{ traceparent: string | null }>("SELECT traceparent FROM webhook_events WHERE id = $1", [eventId])).rows[0]?.traceparent;
+
+  it("continues the relay's trace on every attempt: same trace id and flags, a new span id each time", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const relaySpanId = "00f067aa0ba902b7";
+    const relayed = `00-${traceId}-${relaySpanId}-01`;
+    const merchantId = await h.fixtures.merchant();
+    // The first attempt fails, so the retry shows a second span in the same trace.
+    const r = await h.receiver((_request, index) => (index === 0 ? { status: 503 } : { status: 200, body: "ok" }));
+    const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
+    const { lines } = startPipeline(merchantId);
+    const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1, traceparent: relayed });
+
+    await waitFor("the retry to succeed", async () => (await deliveryOf(h.admin, endpoint.id, event.id))?.status === "SUCCEEDED");
+    expect(await storedTraceparent(event.id)).toBe(relayed);
+    expect(r.requests).toHaveLength(2);
+    const [first, second] = r.requests.map(traceOf) as [ReturnType<typeof traceOf>, ReturnType<typeof traceOf>];
+    expect(first).toMatchObject({ traceId, flags: "01" });
+    expect(second).toMatchObject({ traceId, flags: "01" });
+    expect(first.spanId).not.toBe(relaySpanId);
+    expect(second.spanId).not.toBe(relaySpanId);
+    expect(second.spanId).not.toBe(first.spanId);
+    // Nothing internal goes out with it.
+    for (const request of r.requests) expect(request.headers.tracestate).toBeUndefined();
+
+    // Each attempt is logged with the trace and span the receiver got.
+    const logged = await waitFor("both attempts logged", () => {
+      const found = attemptLines(lines, event.id);
+      return found.length === 2 ? found : undefined;
+    });
+    expect(logged.map((line) => [line.attempt, line.traceId, line.spanId, line.outcome])).toEqual([
+      [1, traceId, first.spanId, "retry"],
+      [2, traceId, second.spanId, "succeeded"],
+    ]);
+  });
+
+  it("sends a valid traceparent, a new trace per attempt, for an event published without one or with an invalid one", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const r = await h.receiver((_request, index) => (index % 2 === 0 ? { status: 500 } : { status: 204 }));
+    const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
+    const { lines } = startPipeline(merchantId);
+    const untraced = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
+    await waitFor("the untraced event", async () => (await deliveryOf(h.admin, endpoint.id, untraced.id))?.status === "SUCCEEDED");
+    const invalid = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1, traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01` });
+    await waitFor("the invalidly traced event", async () => (await deliveryOf(h.admin, endpoint.id, invalid.id))?.status === "SUCCEEDED");
+
+    for (const event of [untraced, invalid]) {
+      expect(await storedTraceparent(event.id)).toBeNull();
+      const requests = r.requests.filter((request) => request.headers["webhook-id"] === event.id);
+      expect(requests).toHaveLength(2);
+      const traces = requests.map(traceOf);
+      expect(traces.every((trace) => trace.flags === "01")).toBe(true);
+      // No trace to continue: each attempt is the root of its own.
+      expect(traces[1]!.traceId).not.toBe(traces[0]!.traceId);
+      const logged = await waitFor("both attempts logged", () => {
+        const found = attemptLines(lines, event.id);
+        return found.length === 2 ? found : undefined;
+      });
+      expect(logged.map((line) => [line.traceId, line.spanId])).toEqual(traces.map((trace) => [trace.traceId, trace.spanId]));
+    }
+  });
+
+  it("stores only a well-formed version-00 traceparent: the column refuses anything else", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const insert = (traceparent: string | null) =>
+      h.admin.query(
+        `INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent)
+         VALUES ($1, $2, $3, 'subscription.created', 1, now(), '{}', $4)`,
+        [newEventId(), merchantId, newSubscriptionId(), traceparent],
+      );
+    await expect(insert(null)).resolves.toBeDefined();
+    await expect(insert("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")).resolves.toBeDefined();
+    for (const bad of ["00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", "tracestate=secret", "x".repeat(55)]) {
+      await expect(insert(bad), bad).rejects.toMatchObject({ code: "23514", constraint: "webhook_events_traceparent_format" });
+    }
+  });
+});
