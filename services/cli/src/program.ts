@@ -17,6 +17,34 @@ function errorDocument(code: string, message: string): string {
   return `${JSON.stringify({ error: { code, message } }, null, 2)}\n`;
 }
 
+const ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * Errors echo what was typed: control characters are escaped so the message stays on one line and an
+ * argument cannot drive the operator's terminal (ANSI escapes, carriage returns).
+ */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * A real argv never holds NUL (execve ends strings there) and Postgres text cannot store it, so a
+ * NUL reaching runCli is refused here, naming the argument, instead of failing later as a database
+ * error.
+ */
+function refuseNul(command: Command): void {
+  for (const option of command.options) {
+    const value: unknown = command.getOptionValue(option.attributeName());
+    if (typeof value === "string" && value.includes("\u0000")) throw new CliError(`${option.long} must not contain a NUL character`);
+  }
+  command.registeredArguments.forEach((argument, index) => {
+    const value: unknown = command.processedArgs[index];
+    if (typeof value === "string" && value.includes("\u0000")) {
+      throw new CliError(`${argument.name().toUpperCase().replaceAll("-", "_")} must not contain a NUL character`);
+    }
+  });
+}
+
 /**
  * Builds the program, runs one command and returns the exit status. Errors never escape as stack
  * traces: a CliError prints its message, anything else "error: <message>"; both exit 1.
@@ -45,9 +73,12 @@ export async function runCli(options: RunCliOptions): Promise<number> {
       writeErr: (text) => {
         if (!json) options.stderr.write(text);
       },
+      // Commander's own errors quote the offending word; its "Did you mean" hint keeps its own line.
+      outputError: (text, write) => write(`${printable(text.replace(/\n$/, "")).replace("\\n(Did you mean ", "\n(Did you mean ")}\n`),
     })
     .hook("preAction", (_program, action) => {
       json = action.optsWithGlobals().json === true;
+      refuseNul(action);
     });
   for (const register of options.modules) register(program, context);
 
@@ -57,12 +88,14 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return 0; // --help, --version
-      if (json) options.stdout.write(errorDocument("usage", error.message.replace(/^error: /, "")));
+      // Without a command commander prints the help (not with --json) and says only "(outputHelp)".
+      const message = error.code === "commander.help" ? "a command is required (run with --help to list them)" : error.message.replace(/^error: /, "");
+      if (json) options.stdout.write(errorDocument("usage", message));
       return 1;
     }
     const code = error instanceof CliError ? error.code : "internal";
     const message = error instanceof Error ? error.message : String(error);
-    options.stderr.write(`error: ${message}\n`);
+    options.stderr.write(`error: ${printable(message)}\n`);
     if (json) options.stdout.write(errorDocument(code, message));
     return 1;
   }

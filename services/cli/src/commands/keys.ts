@@ -67,12 +67,17 @@ function apiKeyJson(key: ApiKey) {
 
 const DURATION_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
+// 100 years is "never" in practice (omit --expires-in for that); 999999w would leave four-digit years.
+const MAX_EXPIRES_IN_MS = 36_500 * DURATION_UNITS.d!;
+
 /** "30d", "12h", "90m", "2w", "45s" → milliseconds. */
 export function parseDuration(text: string): number {
   const match = /^(\d{1,6})([smhdw])$/.exec(text);
   const amount = match ? Number(match[1]) : 0;
   if (!match || amount === 0) throw new CliError(`--expires-in must be a positive number with a unit s, m, h, d or w (e.g. 30d, 12h), got "${text}"`);
-  return amount * DURATION_UNITS[match[2]!]!;
+  const ms = amount * DURATION_UNITS[match[2]!]!;
+  if (ms > MAX_EXPIRES_IN_MS) throw new CliError(`--expires-in must be at most 36500d (100 years; omit it for a key that never expires), got "${text}"`);
+  return ms;
 }
 
 function table(rows: string[][]): string {

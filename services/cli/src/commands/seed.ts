@@ -7,6 +7,10 @@ import { dateToMicros, textToMicros } from "../seed/time.ts";
 
 const MERCHANT_ID = /^mer_[A-Za-z0-9_]{1,64}$/;
 const MAX_SUBSCRIPTIONS = 10_000_000;
+// Rows span about two years before --now and a little after; past 2255 microseconds since the
+// epoch are no longer exact in a JS number (seed/time.ts).
+const EARLIEST_NOW = textToMicros("1970-01-01T00:00:00Z");
+const LATEST_NOW = textToMicros("2250-01-01T00:00:00Z");
 
 function positiveInteger(name: string, text: string, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
@@ -53,6 +57,9 @@ export const registerSeedCommand: RegisterCommands = (program, context) => {
         now = options.now === undefined ? dateToMicros(new Date()) : textToMicros(options.now);
       } catch {
         throw new CliError(`--now must be an RFC 3339 time such as 2025-06-01T12:00:00Z, got "${options.now}"`);
+      }
+      if (now < EARLIEST_NOW || now >= LATEST_NOW) {
+        throw new CliError(`--now must be from 1970 to 2249 (seeded times are exact microseconds until 2255), got "${options.now}"`);
       }
       const seed = options.seed ?? randomBytes(8).toString("hex");
       const databaseUrl = databaseUrlSetting(context);

@@ -9,6 +9,7 @@ import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoi
 import { ConfigError, createServiceTransport, loadConfig, timestampToRfc3339Millis } from "@subdata/runtime";
 import { webhookConfigShape } from "@subdata/webhook/config";
 import { createSecretBox } from "@subdata/webhook/secret-box";
+import { startsWithCalendarDate } from "../calendar-date.ts";
 import type { CliContext, RegisterCommands } from "../cli-context.ts";
 import { CliError, configError } from "../cli-error.ts";
 import { databaseUrlSetting, withDatabase } from "../database.ts";
@@ -70,7 +71,8 @@ function parseEventTypes(text: string): EventType[] {
     .map((part) => part.trim())
     .filter((part) => part !== "")
     .map((name) => {
-      const type = EVENT_TYPES[name];
+      // Own keys only: "__proto__" or "toString" would find Object.prototype's members.
+      const type = Object.hasOwn(EVENT_TYPES, name) ? EVENT_TYPES[name] : undefined;
       if (type === undefined) throw new CliError(`--events takes ${Object.keys(EVENT_TYPES).join(", ")}; got "${name}"`);
       return type;
     });
@@ -85,11 +87,14 @@ function parseDurationMs(text: string, option: string): number {
   return Number(match[1]) * DURATION_MS[match[2]!]!;
 }
 
+// RFC 3339 has four-digit years; a duration far enough ago would leave them.
+const EARLIEST_TIME_MS = Date.parse("0000-01-01T00:00:00Z");
+
 /** An RFC 3339 time ("2026-11-01T00:00:00Z") or a duration ago ("2h", "7d"). */
 function parseTime(text: string, option: string, now: number): Timestamp {
-  if (/^\d+[smhd]$/.test(text.trim())) return timestampFromMs(now - parseDurationMs(text, option));
-  const millis = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(millis)) {
+  const ago = /^\d+[smhd]$/.test(text.trim());
+  const millis = ago ? now - parseDurationMs(text, option) : startsWithCalendarDate(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(millis) || millis < EARLIEST_TIME_MS) {
     throw new CliError(`${option} must be an RFC 3339 time (2026-11-01T00:00:00Z) or a duration ago (2h, 7d), got "${text}"`);
   }
   return timestampFromMs(millis);
@@ -97,13 +102,14 @@ function parseTime(text: string, option: string, now: number): Timestamp {
 
 function parseLimit(text: string): number {
   const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DELIVERIES) throw new CliError(`--limit must be between 1 and ${MAX_DELIVERIES}`);
+  if (!/^\d+$/.test(text) || limit < 1 || limit > MAX_DELIVERIES) throw new CliError(`--limit must be a whole number from 1 to ${MAX_DELIVERIES}, got "${text}"`);
   return limit;
 }
 
 function parseDeliveryStatus(text: string): DeliveryStatus {
-  const status = DeliveryStatus[text.toUpperCase() as keyof typeof DeliveryStatus];
-  if (status === undefined || status === DeliveryStatus.UNSPECIFIED) {
+  // The enum maps numbers to names too (DeliveryStatus["1"] is "PENDING"): only a name may match.
+  const status: unknown = DeliveryStatus[text.toUpperCase() as keyof typeof DeliveryStatus];
+  if (typeof status !== "number" || status === DeliveryStatus.UNSPECIFIED) {
     throw new CliError(`--status must be one of PENDING, SUCCEEDED, FAILED, CANCELLED, got "${text}"`);
   }
   return status;

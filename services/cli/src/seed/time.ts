@@ -1,3 +1,5 @@
+import { startsWithCalendarDate } from "../calendar-date.ts";
+
 /**
  * Seed timestamps are integers of microseconds since the epoch (safe in a JS number until the year
  * 2255), because Postgres keeps microseconds and the generator deliberately makes rows that share one.
@@ -25,7 +27,7 @@ export function microsToText(micros: number): string {
 /** Parses Postgres timestamptz text or RFC 3339 with up to microsecond precision, exactly. */
 export function textToMicros(text: string): number {
   const match = /^(.*?[T ]\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}(?::?\d{2})?)?$/.exec(text.trim());
-  if (!match) throw new Error(`not a timestamp: ${text}`);
+  if (!match || !startsWithCalendarDate(text.trim())) throw new Error(`not a timestamp: ${text}`);
   const [, base, fraction = "", zone = "Z"] = match;
   const offset = zone === "Z" ? "Z" : zone.length === 3 ? `${zone}:00` : zone.includes(":") ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
   const millis = Date.parse(`${(base as string).replace(" ", "T")}${offset}`);

@@ -1,0 +1,17 @@
+import type { RegisterCommands } from "./cli-context.ts";
+import { registerAuditCommands } from "./commands/audit.ts";
+import { registerKeysCommands } from "./commands/keys.ts";
+import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerSeedCommand } from "./commands/seed.ts";
+import { registerSubscriptionsCommands } from "./commands/subscriptions.ts";
+import { registerWebhooksCommands } from "./commands/webhooks.ts";
+
+/** Every command module, in help order: main.ts runs them, tests drive runCli with the same list. */
+export const commandModules: readonly RegisterCommands[] = [
+  registerMigrateCommand,
+  registerSeedCommand,
+  registerSubscriptionsCommands,
+  registerKeysCommands,
+  registerWebhooksCommands,
+  registerAuditCommands,
+];
