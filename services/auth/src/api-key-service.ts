@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { ErrorReason, errorWithReason, invalidArgument, invalidPageToken, type Logger, notFound, type PageTokenCodec, pgTimestampToProto, pgTimestampToProtoOrUndefined, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
+import { ErrorReason, errorWithReason, invalidArgument, invalidPageToken, type Logger, notFound, type PageTokenCodec, pgTimestampToProto, pgTimestampToProtoOrUndefined, requireNoNul, requireTimestampInRange, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
 import {
   ApiKeyService,
   AuthenticateApiKeyResponseSchema,
@@ -46,9 +46,7 @@ function sha256(value: string): Buffer {
 function requireId(field: string, value: string): string {
   if (value.length === 0) throw invalidArgument(field, "is required");
   if (value.length > 100) throw invalidArgument(field, "is too long");
-  // Postgres text cannot hold NUL: without this the query fails as an internal error.
-  if (value.includes("\u0000")) throw invalidArgument(field, "must not contain NUL");
-  return value;
+  return requireNoNul(field, value);
 }
 
 export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof ApiKeyService> {
@@ -59,6 +57,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof
       if (/[\u0000-\u001f\u007f]/.test(request.name)) throw invalidArgument("name", "must not contain control characters");
       let expiresAt: string | null = null;
       if (request.expiresAt) {
+        requireTimestampInRange("expires_at", request.expiresAt);
         if (timestampToDate(request.expiresAt).getTime() <= Date.now()) throw invalidArgument("expires_at", "must be in the future");
         expiresAt = timestampToPgText(request.expiresAt);
       }

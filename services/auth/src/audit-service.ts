@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, invalidPageToken, type PageTokenCodec, pgTimestampToProto, resolvePageSize } from "@subdata/runtime";
+import { invalidArgument, invalidPageToken, type PageTokenCodec, pgTimestampToProto, requireNoNul, resolvePageSize } from "@subdata/runtime";
 import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import {
   AuditService,
@@ -77,9 +77,8 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
 
     async listAuditEvents(request) {
       if (request.merchantId.length === 0) throw invalidArgument("merchant_id", "is required");
-      // Postgres text cannot hold NUL: without these the query fails as an internal error.
-      if (request.merchantId.includes("\u0000")) throw invalidArgument("merchant_id", "must not contain NUL");
-      if (request.apiKeyId.includes("\u0000")) throw invalidArgument("api_key_id", "must not contain NUL");
+      requireNoNul("merchant_id", request.merchantId);
+      requireNoNul("api_key_id", request.apiKeyId);
       const pageSize = resolvePageSize(request.pageSize);
       const apiKeyId = request.apiKeyId === "" ? undefined : request.apiKeyId;
       const binding = { method: LIST_METHOD, merchantId: request.merchantId, filter: { api_key_id: request.apiKeyId } };

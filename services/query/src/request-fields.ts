@@ -1,4 +1,4 @@
-import { invalidArgument } from "@subdata/runtime";
+import { invalidArgument, requireNoNul } from "@subdata/runtime";
 
 // Ids are opaque prefixed text; this only rejects what no writer could have made, before any query.
 const ID_BODY = /^[A-Za-z0-9]{1,64}$/;
@@ -16,5 +16,6 @@ export function isIdWithPrefix(value: string, prefix: string): boolean {
 export function requireMerchantId(merchantId: string): string {
   if (merchantId === "") throw invalidArgument("merchant_id", "is required");
   if (merchantId.length > MAX_MERCHANT_ID_LENGTH) throw invalidArgument("merchant_id", "is too long");
-  return merchantId;
+  // Not a format check: Postgres text cannot hold NUL, and the query would fail as INTERNAL.
+  return requireNoNul("merchant_id", merchantId);
 }

@@ -7,6 +7,7 @@ export {
   type ConnectServerOptions,
 } from "./connect-server.ts";
 export { connectCodeName, errorDetailOf, errorWithReason, ErrorReason, invalidArgument, invalidPageToken, notFound, unavailable } from "./errors.ts";
+export { requireNoNul, requireTimestampInRange } from "./postgres-fields.ts";
 export { createHealthService, createHealthState, type HealthState } from "./health.ts";
 export { createLogger, redactedPaths, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";

@@ -7,7 +7,7 @@ import {
   ResendEventResponseSchema,
   WebhookDeliveryService,
 } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
-import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, resolvePageSize, splitPage, timestampToDate, timestampToPgText } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireTimestampInRange, resolvePageSize, splitPage, timestampToDate, timestampToPgText } from "@subdata/runtime";
 import { attemptMessage, deliveryMessage, deliveryStatusFilter } from "./delivery-message.ts";
 import type { DeliveryQueryRepository } from "./delivery-query-repository.ts";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
@@ -92,7 +92,8 @@ export function createDeliveryService(deps: DeliveryServiceDeps): ServiceImpl<ty
     async replayEvents(request) {
       const merchantId = requireMerchantId(request.merchantId);
       if (request.startTime === undefined) throw invalidArgument("start_time", "is required");
-      const end = request.endTime;
+      requireTimestampInRange("start_time", request.startTime);
+      const end = request.endTime === undefined ? undefined : requireTimestampInRange("end_time", request.endTime);
       const startMs = timestampToDate(request.startTime).getTime();
       const endMs = end === undefined ? now().getTime() : timestampToDate(end).getTime();
       if (endMs <= startMs) throw invalidArgument("end_time", "must be after start_time");

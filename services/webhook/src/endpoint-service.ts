@@ -11,7 +11,7 @@ import {
   UpdateEndpointResponseSchema,
   WebhookEndpointService,
 } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, resolvePageSize, splitPage } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireNoNul, resolvePageSize, splitPage } from "@subdata/runtime";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
 import { endpointMessage, endpointStatusToDb } from "./endpoint-message.ts";
 import type { EndpointChanges, EndpointRepository, EndpointRow } from "./endpoint-repository.ts";
@@ -42,7 +42,7 @@ const UPDATABLE = new Set(["url", "description", "event_types", "status"]);
 
 function checkDescription(description: string, field: string): string {
   if ([...description].length > MAX_DESCRIPTION_LENGTH) throw invalidArgument(field, `must be at most ${MAX_DESCRIPTION_LENGTH} characters`);
-  return description;
+  return requireNoNul(field, description);
 }
 
 /** grace_period as microseconds: unset means 24 h; 0 to 7 days, whole microseconds. */
