@@ -12,8 +12,14 @@
  * live heap under the bench's 64-connection load stays well below it. A process whose live heap
  * outgrew it would die with V8's out-of-memory error and restart: raise it together with the memory
  * limit (about half of it) for heavier deployments (docs/decisions.md, "V8 heap limits").
+ *
+ * A heap growing factor of 2 (--heap-growing-percent=100): with V8's own factor the old-space limit sat
+ * ~15 MB above a ~25 MB live heap, less than the young generation, so V8 began incremental marking right
+ * after every full collection: under list-page load the gateway ran a mark-compact every ~130 ms (80–100
+ * per run against ~60 scavenges). At 2 it runs 25–45; gateway CPU per list page 590 against 753–990 µs in
+ * the full runs before, peak RSS +15–20 MB (docs/decisions.md, "V8 heap growing factor").
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=8", "--max-old-space-size=128"];
+export const SERVICE_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=8", "--max-old-space-size=128", "--heap-growing-percent=100"];
 
 /** The arguments of `node` for one source entry point (npm start): the flags above, then tsx, then the script. */
 export function serviceNodeArgs(entry: string): string[] {
