@@ -16,7 +16,9 @@ export interface QueryPoolOptions {
  * right plan does not depend on the values (an index range cut by LIMIT), yet Postgres kept
  * re-planning them as custom plans at every execution: 0.25 ms of the ~0.5 ms a 50-row page costs
  * Postgres on the 1M dataset, against 0.02 ms for the generic plan, which is the same plan
- * (docs/decisions.md). test/query/query-server.test.ts checks each statement's generic plan.
+ * (docs/decisions.md). test/query/query-server.test.ts checks each statement's generic plan. The mode
+ * applies to every parameterised statement of these sessions, named or not: a query added to this pool
+ * must have one right plan whatever its values too.
  */
 export function createQueryPool(options: QueryPoolOptions): Pool {
   return createPool({ ...options, readOnly: true, genericPlans: true });
