@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { BUNDLE_ENTRIES, BUNDLE_NODE_FLAGS, buildBundles, bundlePathFor, type BuildResult } from "../build/bundle.ts";
-import { SERVICE_NODE_FLAGS } from "../local/src/node-flags.ts";
+import { spawnSync } from "node:child_process";
+import { COMMAND_LINE_FLAGS, NODE_OPTIONS_FLAGS } from "../local/src/node-flags.ts";
 import { processConfigs, requiredVariables } from "./test-support/process-configs.ts";
 import { repositoryRoot } from "./test-support/render.ts";
 
@@ -68,7 +69,7 @@ describe("deploy/docker/Dockerfile", () => {
   it("starts node in exec form, so node itself is PID 1 and receives SIGTERM", () => {
     const entrypoint = finalStage.filter((instruction) => instruction.keyword === "ENTRYPOINT").at(-1);
     expect(entrypoint, "an ENTRYPOINT in the final stage").toBeDefined();
-    expect(JSON.parse(entrypoint!.args)).toEqual(["node"]);
+    expect(JSON.parse(entrypoint!.args)).toEqual(["node", ...COMMAND_LINE_FLAGS]);
     const command = finalStage.filter((instruction) => instruction.keyword === "CMD").at(-1);
     expect(JSON.parse(command!.args), "CMD in exec form, the gateway's bundle").toEqual([bundlePathFor("gateway")]);
   });
@@ -125,10 +126,16 @@ describe("deploy/docker/Dockerfile", () => {
     }
   });
 
-  it("runs every process with the V8 flags the launcher and the bench use", () => {
+  it("runs every process with the V8 flags the launcher and the bench use, in places Node accepts them", () => {
     const env = finalStage.filter((instruction) => instruction.keyword === "ENV").map((instruction) => instruction.args).join(" ");
-    const options = /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "");
-    expect(options?.split(/\s+/)).toEqual([...SERVICE_NODE_FLAGS, ...BUNDLE_NODE_FLAGS]);
+    const options = /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "") ?? "";
+    expect(options.split(/\s+/)).toEqual([...NODE_OPTIONS_FLAGS, ...BUNDLE_NODE_FLAGS]);
+    const entrypoint = JSON.parse(finalStage.find((instruction) => instruction.keyword === "ENTRYPOINT")?.args ?? "[]") as string[];
+    expect(entrypoint).toEqual(["node", ...COMMAND_LINE_FLAGS]);
+    // Node exits 9 on a flag it refuses in NODE_OPTIONS: start one as the image would.
+    const started = spawnSync(process.execPath, [...entrypoint.slice(1), "-e", ""], { env: { ...process.env, NODE_OPTIONS: options }, encoding: "utf8" });
+    expect(started.stderr).toBe("");
+    expect(started.status).toBe(0);
   });
 
   describe("against the bundles its build stage builds", () => {

@@ -1,6 +1,8 @@
 /**
- * The V8 flags every subdata process runs with, here, in the bench and in the image (the Dockerfile's
- * NODE_OPTIONS holds the same list; deploy/k8s/docker-files.test.ts keeps the two equal).
+ * The V8 flags every subdata process runs with, here, in the bench and in the image: the Dockerfile's
+ * NODE_OPTIONS holds NODE_OPTIONS_FLAGS and its ENTRYPOINT COMMAND_LINE_FLAGS, because Node refuses
+ * --heap-growing-percent in NODE_OPTIONS (exit 9); deploy/k8s/docker-files.test.ts keeps them equal and
+ * runs node with both.
  *
  * A semi-space of 8 MB instead of Node 20's 16 MB caps the young generation at 24 MB instead of 48 MB:
  * 10–20 MB less peak RSS per process under 64-connection load, with scavenges twice as frequent but
@@ -19,7 +21,11 @@
  * per run against ~60 scavenges). At 2 it runs 25–45; gateway CPU per list page 590 against 753–990 µs in
  * the full runs before, peak RSS +15–20 MB (docs/decisions.md, "V8 heap growing factor").
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=8", "--max-old-space-size=128", "--heap-growing-percent=100"];
+/** Flags Node accepts in NODE_OPTIONS: the image sets them there, so a Deployment can override them. */
+export const NODE_OPTIONS_FLAGS: readonly string[] = ["--max-semi-space-size=8", "--max-old-space-size=128"];
+/** Flags Node accepts only on its command line: the image's ENTRYPOINT passes them. */
+export const COMMAND_LINE_FLAGS: readonly string[] = ["--heap-growing-percent=100"];
+export const SERVICE_NODE_FLAGS: readonly string[] = [...NODE_OPTIONS_FLAGS, ...COMMAND_LINE_FLAGS];
 
 /** The arguments of `node` for one source entry point (npm start): the flags above, then tsx, then the script. */
 export function serviceNodeArgs(entry: string): string[] {
