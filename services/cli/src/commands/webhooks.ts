@@ -87,8 +87,8 @@ function parseDurationMs(text: string, option: string): number {
   return Number(match[1]) * DURATION_MS[match[2]!]!;
 }
 
-// RFC 3339 has four-digit years; a duration far enough ago would leave them.
-const EARLIEST_TIME_MS = Date.parse("0000-01-01T00:00:00Z");
+// The services' (and Postgres's) first instant: Timestamp fields hold years 1–9999 (postgres-fields.ts).
+const EARLIEST_TIME_MS = Date.parse("0001-01-01T00:00:00Z");
 
 /** An RFC 3339 time ("2026-11-01T00:00:00Z") or a duration ago ("2h", "7d"). */
 function parseTime(text: string, option: string, now: number): Timestamp {
@@ -305,7 +305,9 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
     .action(async (endpointId: string, options: MerchantOption & { since: string; until?: string }) => {
       const now = Date.now();
       const startTime = parseTime(options.since, "--since", now);
-      const endTime = options.until === undefined ? undefined : parseTime(options.until, "--until", now);
+      // Without --until the range ends at this same `now`, so "--since 31d" is exactly the 31 days the
+      // service allows (left to the service, the end would be its own, later, now).
+      const endTime = options.until === undefined ? timestampFromMs(now) : parseTime(options.until, "--until", now);
       const replayed = await withWebhookService(context, ({ deliveries }) =>
         deliveries.replayEvents({ merchantId: options.merchant, endpointId, startTime, endTime }),
       );
