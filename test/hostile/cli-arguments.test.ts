@@ -724,6 +724,9 @@ describe("hostile arguments and options at the subdata CLI", () => {
       [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--name", "a\u0000b"], /^--name must not contain a NUL/],
       [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "9999999d", "--until", "9999998d"], /^--since must be/],
       [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "2026-02-30T00:00:00Z"], /^--since must be/],
+      // No offset (Date.parse would read the machine's local time) and hour 24 (the next day).
+      [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "2026-02-01T00:00:00"], /^--since must be/],
+      [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "2026-02-01T24:00:00Z"], /^--since must be/],
       [["subscriptions", "set-status", "sub_\u0000", "ACTIVE"], /^SUBSCRIPTION_ID must not contain a NUL/],
     ];
     for (const [args, mentions] of refused) {

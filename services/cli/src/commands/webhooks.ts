@@ -90,10 +90,14 @@ function parseDurationMs(text: string, option: string): number {
 // The services' (and Postgres's) first instant: Timestamp fields hold years 1–9999 (postgres-fields.ts).
 const EARLIEST_TIME_MS = Date.parse("0001-01-01T00:00:00Z");
 
+// An RFC 3339 date-time, offset required: Date.parse alone reads "2026-11-01T00:00:00" as the machine's
+// local time and "T24:00:00Z" as the next day.
+const RFC3339_TIME = /^\d{4}-\d{2}-\d{2}[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+
 /** An RFC 3339 time ("2026-11-01T00:00:00Z") or a duration ago ("2h", "7d"). */
 function parseTime(text: string, option: string, now: number): Timestamp {
   const ago = /^\d+[smhd]$/.test(text.trim());
-  const millis = ago ? now - parseDurationMs(text, option) : startsWithCalendarDate(text) ? Date.parse(text) : Number.NaN;
+  const millis = ago ? now - parseDurationMs(text, option) : RFC3339_TIME.test(text) && startsWithCalendarDate(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(millis) || millis < EARLIEST_TIME_MS) {
     throw new CliError(`${option} must be an RFC 3339 time (2026-11-01T00:00:00Z) or a duration ago (2h, 7d), got "${text}"`);
   }
