@@ -207,36 +207,46 @@ export interface DepthPair {
 
 export interface DepthComparison {
   target: TargetName;
-  /** Seconds per run (half a scenario run: two runs per pair). */
+  /** Seconds per run (as a scenario run). */
   runSeconds: number;
   pairs: DepthPair[];
   /** Median of the pairs' ratios. */
   ratio: number;
+  /** Over every run of the comparison: a page answering errors fast must not pass for a fast page. */
+  non2xx: number;
+  errors: number;
+  /** Responses in the run that had the fewest (a stall shows as very few). */
+  fewestResponses: number;
 }
 
 /**
  * The deep page against the first page, judged in back-to-back pairs on one target. Run as separate
  * scenarios a minute apart, the two p50s also compared the machine with itself a minute later: on this
- * shared 2-core VM the same page moved by ±30 % between scenarios, and the deep page read 0.81× and
- * 1.29× of the first in two full runs with the same code. A pair's two runs follow each other (each after
- * the stack is idle), the order alternates between pairs, and the median of the pairs' ratios is the figure.
+ * shared 2-core VM the same page moved by ±30 % between scenarios (the deep page read 1.29× and 0.82× of
+ * the first in two full runs an hour apart). A pair's two runs follow each other (each after the stack
+ * is idle), the order alternates between pairs, and the median of the pairs' ratios is the figure; single
+ * pairs still scatter (0.74–1.42× seen), hence `pairs` of them.
  */
-export async function compareDepth(options: HttpBenchOptions, first: Scenario, deep: Scenario, target: Target): Promise<DepthComparison> {
-  const runSeconds = Math.max(1, options.runSeconds / 2);
-  const pairOptions = { ...options, runSeconds };
+export async function compareDepth(options: HttpBenchOptions, first: Scenario, deep: Scenario, target: Target, pairCount: number): Promise<DepthComparison> {
   const pairs: DepthPair[] = [];
-  for (let repetition = 1; repetition <= options.repetitions; repetition++) {
+  let non2xx = 0;
+  let errors = 0;
+  let fewestResponses = Number.POSITIVE_INFINITY;
+  for (let repetition = 1; repetition <= pairCount; repetition++) {
     const order = repetition % 2 === 1 ? [first, deep] : [deep, first];
     const p50 = new Map<Scenario, number>();
     for (const scenario of order) {
       if (!(await waitUntilIdle(options.processes))) options.say(`depth: the stack was still busy after 20 s; measuring anyway`);
-      const run = await measure(pairOptions, scenario, target, repetition);
+      const run = await measure(options, scenario, target, repetition);
       p50.set(scenario, run.load.p50Ms);
+      non2xx += run.load.non2xx;
+      errors += run.load.errors;
+      fewestResponses = Math.min(fewestResponses, run.load.requests);
     }
     const pair = { repetition, firstP50Ms: p50.get(first)!, deepP50Ms: p50.get(deep)!, ratio: p50.get(deep)! / p50.get(first)! };
     pairs.push(pair);
     options.say(`depth     ${target.name.padEnd(8)} #${repetition}: first page p50 ${pair.firstP50Ms.toFixed(1)} ms, deep page p50 ${pair.deepP50Ms.toFixed(1)} ms (${pair.ratio.toFixed(2)}×)`);
   }
-  return { target: target.name, runSeconds, pairs, ratio: median(pairs.map((pair) => pair.ratio)) };
+  return { target: target.name, runSeconds: options.runSeconds, pairs, ratio: median(pairs.map((pair) => pair.ratio)), non2xx, errors, fewestResponses };
 }
 

@@ -99,7 +99,12 @@ async function main(): Promise<number> {
     const firstPage = scenarios.find((scenario) => scenario.name === "list50");
     const deepPage = scenarios.find((scenario) => scenario.name === "deep50");
     const gatewayTarget = targets.find((target) => target.name === "gateway");
-    const depth = firstPage && deepPage && gatewayTarget ? await compareDepth(httpOptions, firstPage, deepPage, gatewayTarget) : undefined;
+    // Five pairs (one for --smoke, which only keeps the harness working).
+    const depth = firstPage && deepPage && gatewayTarget ? await compareDepth(httpOptions, firstPage, deepPage, gatewayTarget, options.mode === "smoke" ? 1 : 5) : undefined;
+    if (depth) {
+      checks.push({ name: "depth pairs: only 200s under load", ok: depth.non2xx === 0 && depth.errors === 0, detail: `${depth.non2xx} non-2xx, ${depth.errors} errors` });
+      checks.push({ name: "depth pairs: no stall (≥ 1 response per 2 connections per run)", ok: depth.fewestResponses >= Math.ceil(options.connections / 2), detail: `fewest responses in a run: ${depth.fewestResponses}` });
+    }
     for (const result of http) {
       const ok = result.non2xx === 0 && result.errors === 0;
       checks.push({ name: `${result.scenario} via ${result.target}: only 200s under load`, ok, detail: `${result.non2xx} non-2xx, ${result.errors} errors` });

@@ -56,7 +56,7 @@ export function createAuditRepository(db: Queryable): AuditRepository {
   return {
     async insertMany(records) {
       // unnest keeps the statement text constant whatever the batch size, so it is prepared once per
-      // connection (named): parsing and planning it per batch cost Postgres ~170 µs of its ~400.
+      // connection (named): Postgres CPU per batch of two reads 393–473 µs unnamed, 193–313 µs named (A/B).
       // resource_ids is an array per row, and arrays of arrays must be rectangular in Postgres, so each
       // row's ids travel as JSON.
       await db.query({

@@ -9,7 +9,8 @@
 --
 -- Nullable without a default, so adding it rewrites nothing. The check is NOT VALID: every existing row
 -- is NULL and satisfies it, and validating would only scan webhook_events under the ACCESS EXCLUSIVE
--- lock this statement holds (blocking ingest and claims). It is enforced for every row written from now on.
+-- lock this statement holds (blocking ingest and claims). It is enforced for every row written from now on,
+-- and left unvalidated on purpose: VALIDATE CONSTRAINT (a lighter lock) would only re-read NULLs.
 ALTER TABLE webhook_events ADD COLUMN traceparent text;
 ALTER TABLE webhook_events
   ADD CONSTRAINT webhook_events_traceparent_format

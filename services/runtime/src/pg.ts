@@ -12,9 +12,9 @@ export interface PoolOptions {
   /** Sets default_transaction_read_only for every session, for roles that must never write. */
   readOnly?: boolean;
   /**
-   * Sets plan_cache_mode=force_generic_plan: named statements are planned once per connection instead
-   * of at every execution. Only for pools whose every statement has one right plan whatever the
-   * parameters (see services/query/src/pool.ts).
+   * Sets plan_cache_mode=force_generic_plan: parameterised statements get a generic plan (a named one is
+   * planned once per connection instead of at every execution). Only for pools whose every statement has
+   * one right plan whatever the parameters (see services/query/src/pool.ts).
    */
   genericPlans?: boolean;
 }
