@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { ErrorReason, errorWithReason, invalidArgument, invalidPageToken, type Logger, notFound, type PageTokenCodec, pgTimestampToProto, pgTimestampToProtoOrUndefined, requireNoNul, requireTimestampInRange, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
+import { ErrorReason, errorWithReason, invalidArgument, invalidPageToken, type Logger, notFound, type PageTokenCodec, pgTimestampToProto, pgTimestampToProtoOrUndefined, requireMerchantId, requireNoNul, requireTimestampInRange, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
 import {
   ApiKeyService,
   AuthenticateApiKeyResponseSchema,
@@ -52,7 +52,7 @@ function requireId(field: string, value: string): string {
 export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof ApiKeyService> {
   return {
     async createApiKey(request) {
-      const merchantId = requireId("merchant_id", request.merchantId);
+      const merchantId = requireMerchantId(request.merchantId);
       if ([...request.name].length > MAX_NAME_LENGTH) throw invalidArgument("name", `must be at most ${MAX_NAME_LENGTH} characters`);
       if (/[\u0000-\u001f\u007f]/.test(request.name)) throw invalidArgument("name", "must not contain control characters");
       let expiresAt: string | null = null;
@@ -75,7 +75,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof
     },
 
     async listApiKeys(request) {
-      const merchantId = requireId("merchant_id", request.merchantId);
+      const merchantId = requireMerchantId(request.merchantId);
       const pageSize = resolvePageSize(request.pageSize);
       const binding = { method: LIST_METHOD, merchantId, filter: {} };
       let after;
@@ -93,7 +93,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof
     },
 
     async revokeApiKey(request) {
-      const merchantId = requireId("merchant_id", request.merchantId);
+      const merchantId = requireMerchantId(request.merchantId);
       const apiKeyId = requireId("api_key_id", request.apiKeyId);
       const row = await deps.apiKeys.revoke(merchantId, apiKeyId);
       if (!row) throw notFound("api key");

@@ -1,5 +1,5 @@
 import type { Duration } from "@bufbuild/protobuf/wkt";
-import { invalidArgument, requireNoNul, requireTimestampInRange, timestampToPgText } from "@subdata/runtime";
+import { invalidArgument, requireMerchantId, requireNoNul, requireTimestampInRange, timestampToPgText } from "@subdata/runtime";
 import type { RecordReadRequest } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import type { AuditRecord } from "./audit-repository.ts";
 
@@ -46,7 +46,7 @@ export function auditRecordFrom(request: RecordReadRequest, id: string): AuditRe
   return {
     id,
     occurredAt: request.occurredAt ? timestampToPgText(requireTimestampInRange("occurred_at", request.occurredAt)) : null,
-    merchantId: required("merchant_id", request.merchantId),
+    merchantId: requireMerchantId(request.merchantId),
     apiKeyId: required("api_key_id", request.apiKeyId),
     requestId: required("request_id", request.requestId),
     method: required("method", request.method, 16),

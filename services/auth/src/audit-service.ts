@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, invalidPageToken, type PageTokenCodec, pgTimestampToProto, requireNoNul, resolvePageSize } from "@subdata/runtime";
+import { invalidArgument, invalidPageToken, type PageTokenCodec, pgTimestampToProto, requireMerchantId, requireNoNul, resolvePageSize } from "@subdata/runtime";
 import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import {
   AuditService,
@@ -76,8 +76,7 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
     },
 
     async listAuditEvents(request) {
-      if (request.merchantId.length === 0) throw invalidArgument("merchant_id", "is required");
-      requireNoNul("merchant_id", request.merchantId);
+      requireMerchantId(request.merchantId);
       requireNoNul("api_key_id", request.apiKeyId);
       const pageSize = resolvePageSize(request.pageSize);
       const apiKeyId = request.apiKeyId === "" ? undefined : request.apiKeyId;

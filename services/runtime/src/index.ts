@@ -8,6 +8,7 @@ export {
 } from "./connect-server.ts";
 export { connectCodeName, errorDetailOf, errorWithReason, ErrorReason, invalidArgument, invalidPageToken, notFound, unavailable } from "./errors.ts";
 export { requireNoNul, requireTimestampInRange } from "./postgres-fields.ts";
+export { requireMerchantId } from "./merchant-id.ts";
 export { createHealthService, createHealthState, type HealthState } from "./health.ts";
 export { createLogger, redactedPaths, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Code } from "@connectrpc/connect";
-import { ErrorReason, errorWithReason, invalidArgument, requireNoNul } from "@subdata/runtime";
+import { ErrorReason, errorWithReason, invalidArgument } from "@subdata/runtime";
 
 // Ids are "prefix_" + 32 hex digits (subdata_new_id); anything else cannot exist, so it answers NOT_FOUND
 // without a query. Kept loose (alphanumerics) so ids made by other writers stay addressable.
@@ -9,13 +9,6 @@ const ID_BODY = /^[A-Za-z0-9_]{1,64}$/;
 /** The same format as subdata_new_id(prefix) in SQL: "prefix_" + 32 hex digits. */
 export function newId(prefix: string): string {
   return `${prefix}_${randomUUID().replaceAll("-", "")}`;
-}
-
-/** merchant_id is required on every request; it comes from an authenticated caller. */
-export function requireMerchantId(merchantId: string): string {
-  if (merchantId === "") throw invalidArgument("merchant_id", "is required");
-  if (merchantId.length > 255) throw invalidArgument("merchant_id", "is too long");
-  return requireNoNul("merchant_id", merchantId);
 }
 
 /** A required id field: empty is INVALID_ARGUMENT; returns whether it could name a row with `prefix`. */
