@@ -179,33 +179,47 @@ const missingDays = fc
 
 /** Nasty text that cannot be a time or a duration (it has no digit where one must start). */
 const notATime = nasty.filter((text) => !/^\s*\d/.test(text));
+/** Valid times and durations with a space around them, or inside: no option trims. */
+const spaced = (text: string) => [` ${text}`, `${text} `, `${text}\t`, text.replace("T", " ")];
 
 const seedNow = fc.oneof(
   fc.tuple(dates("1970-01-01T00:00:00Z", "2249-12-31T11:59:59Z"), offsets).map(([date, offset]) => valid(rfc3339(date, offset))),
   fc.oneof(dates("0000-01-01T00:00:00Z", "1969-12-30T00:00:00Z"), dates("2250-01-02T00:00:00Z", "9999-12-31T00:00:00Z"), dates("+010000-01-01T00:00:00Z", "+200000-01-01T00:00:00Z")).map((date) => invalid(date.toISOString())),
   missingDays.map(invalid),
-  notATime.map(invalid),
-);
-
-/** An RFC 3339 time from year 1 to 9999 or a duration ago (s, m, h, d) that stays after year 1. */
-const timeOrAgo = fc.oneof(
-  fc.tuple(dates("0001-01-02T00:00:00Z", "9999-12-30T00:00:00Z"), offsets).map(([date, offset]) => valid(rfc3339(date, offset))),
-  fc.tuple(fc.integer({ min: 0, max: 700_000 }), fc.constantFrom("s", "m", "h", "d")).map(([amount, unit]) => valid(`${amount}${unit}`)),
-  fc.constantFrom("800000d", "9999999d", "12345678d", "5w", "5y", "-5m", "5 d", "1.5h").map(invalid),
-  missingDays.map(invalid),
+  // An offset is required, as for webhooks replay: without one the time would be some machine's local time.
+  dates("1970-01-01T00:00:00Z", "2249-12-31T00:00:00Z").map((date) => invalid(date.toISOString().replace("Z", ""))),
+  dates("1970-01-01T00:00:00Z", "2249-12-31T00:00:00Z").chain((date) => fc.constantFrom(...spaced(date.toISOString())).map(invalid)),
   notATime.map(invalid),
 );
 
 const DURATION_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+/** The one duration grammar of every option, untrimmed: its milliseconds, or undefined. */
+function durationMs(text: string): number | undefined {
+  const match = /^(\d+)([smhdw])$/.exec(text);
+  return match ? Number(match[1]) * DURATION_MS[match[2]!]! : undefined;
+}
+
+/** An RFC 3339 time from year 1 to 9999 or a duration ago (s, m, h, d, w) that stays after year 1. */
+const timeOrAgo = fc.oneof(
+  fc.tuple(dates("0001-01-02T00:00:00Z", "9999-12-30T00:00:00Z"), offsets).map(([date, offset]) => valid(rfc3339(date, offset))),
+  fc.tuple(fc.integer({ min: 0, max: 700_000 }), fc.constantFrom("s", "m", "h", "d")).map(([amount, unit]) => valid(`${amount}${unit}`)),
+  fc.integer({ min: 0, max: 100_000 }).map((amount) => valid(`${amount}w`)),
+  fc.constantFrom("5w", "007d").map(valid),
+  fc.constantFrom("800000d", "120000w", "9999999d", "12345678d", `${"9".repeat(400)}s`, "5y", "5W", "-5m", "5 d", "1.5h", "2026-02-01T00:00:00", "2026-02-01T24:00:00Z").map(invalid),
+  fc.oneof(fc.constantFrom("2h", "0s", "7d", "2w"), dates("0001-01-02T00:00:00Z", "9999-12-30T00:00:00Z").map((date) => date.toISOString())).chain((text) => fc.constantFrom(...spaced(text)).filter((each) => each !== text).map(invalid)),
+  missingDays.map(invalid),
+  notATime.map(invalid),
+);
+
 const expiresIn = fc
   .oneof(
     nasty,
     fc.tuple(fc.integer({ min: 0, max: 999_999 }), fc.constantFrom("s", "m", "h", "d", "w", "y", "")).map(([amount, unit]) => `${amount}${unit}`),
-    fc.constantFrom("36500d", "36501d", "5214w", "5215w", "999999w", "1000000d", " 30d", "30D"),
+    fc.constantFrom("36500d", "36501d", "5214w", "5215w", "999999w", "1000000d", "0000030d", "0d", " 30d", "30d ", "30D"),
   )
   .map((text) => {
-    const match = /^(\d{1,6})([smhdw])$/.exec(text);
-    return { value: text, valid: match !== null && Number(match[1]) > 0 && Number(match[1]) * DURATION_MS[match[2]!]! <= 36_500 * DURATION_MS.d! };
+    const ms = durationMs(text);
+    return { value: text, valid: ms !== undefined && ms > 0 && ms <= 36_500 * DURATION_MS.d! };
   });
 
 const EVENT_NAMES = ["subscription.created", "subscription.updated", "subscription.deleted"];
@@ -285,8 +299,17 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     name: "webhooks rotate-secret --grace",
     cases: at(
       fc
-        .oneof(nasty, fc.tuple(fc.integer({ min: 0, max: 99_999_999 }), fc.constantFrom("s", "m", "h", "d", "w", "")).map(([amount, unit]) => `${amount}${unit}`), fc.constantFrom(" 24h", "24h ", "0s", "1.5h"))
-        .map((text) => ({ value: text, valid: /^\d{1,7}[smhd]$/.test(text.trim()) })),
+        .oneof(
+          nasty,
+          fc.tuple(fc.integer({ min: 0, max: 99_999_999 }), fc.constantFrom("s", "m", "h", "d", "w", "")).map(([amount, unit]) => `${amount}${unit}`),
+          // Both sides of the 7-day limit in every unit.
+          fc.tuple(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom("s", "m", "h", "d", "w")).map(([amount, unit]) => `${Math.floor(amount / (DURATION_MS[unit]! / 1_000))}${unit}`),
+          fc.constantFrom(" 24h", "24h ", "0s", "7d", "8d", "1w", "2w", "168h", "169h", "1.5h"),
+        )
+        .map((text) => {
+          const ms = durationMs(text);
+          return { value: text, valid: ms !== undefined && ms <= 7 * DURATION_MS.d! };
+        }),
       (value) => ["webhooks", "rotate-secret", "--merchant=mer_x", `--grace=${value}`, "--", "we_x"],
     ),
     mentions: /--grace/,
@@ -718,9 +741,15 @@ describe("hostile arguments and options at the subdata CLI", () => {
       [["webhooks", "deliveries", "we_x", "--merchant", "mer_x", "--limit", "1e2"], /^--limit must be a whole number/],
       [["webhooks", "create", "--merchant", "mer_x", "--url", "https://example.com/", "--events", "__proto__"], /^--events takes/],
       [["webhooks", "create", "--merchant", "mer_x", "--url", "https://example.com/", "--events", "subscription.created,toString"], /^--events takes/],
-      [["keys", "create", "--merchant", "mer_x", "--expires-in", "999999w"], /^--expires-in must be at most/],
-      [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--now", "9999-12-31T00:00:00Z"], /^--now must be from 1970/],
+      [["keys", "create", "--merchant", "mer_x", "--expires-in", "999999w"], /^--expires-in must be at most 36500d \(about 100 years;/],
+      [["webhooks", "rotate-secret", "we_x", "--merchant", "mer_x", "--grace", "8d"], /^--grace must be at most 7d,/],
+      [["webhooks", "rotate-secret", "we_x", "--merchant", "mer_x", "--grace", " 24h"], /^--grace must be a whole number with a unit/],
+      [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--now", "9999-12-31T00:00:00Z"], /^--now must be from 1970-01-01T00:00:00Z and before 2250-01-01T00:00:00Z/],
       [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--now", "2026-02-30T00:00:00Z"], /^--now must be an RFC 3339 time/],
+      // Like --since: no offset, hour 24 or a space around it is refused, not read as UTC or trimmed.
+      [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--now", "2026-02-01T00:00:00"], /^--now must be an RFC 3339 time with an offset/],
+      [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--now", "2026-02-01T24:00:00Z"], /^--now must be an RFC 3339 time with an offset/],
+      [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--now", "2026-02-01T00:00:00Z "], /^--now must be an RFC 3339 time with an offset/],
       [["seed", "--merchant", "mer_x", "--subscriptions", "1", "--name", "a\u0000b"], /^--name must not contain a NUL/],
       [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "9999999d", "--until", "9999998d"], /^--since must be/],
       [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "2026-02-30T00:00:00Z"], /^--since must be/],
@@ -737,6 +766,11 @@ describe("hostile arguments and options at the subdata CLI", () => {
     // In text, what was typed is echoed with its control characters escaped, on one line.
     const escaped = await cli(["seed", "--merchant", "mer_\u001b[2J\r\n\u009b", "--subscriptions", "1"], {}, cwd);
     expect(escaped.stderr).toBe('error: --merchant must be mer_ followed by 1–64 letters, digits or underscores, got "mer_\\u001b[2J\\r\\n\\u009b"\n');
+    // Commander's "(Did you mean …?)" hint keeps its own line; the same words typed are escaped like any others.
+    const hinted = await cli(["sed"], {}, cwd);
+    expect(hinted.stderr).toBe("error: unknown command 'sed'\n(Did you mean seed?)\n(run with --help for usage)\n");
+    const typed = await cli(["sed\n(Did you mean seed?)"], {}, cwd);
+    expect(typed.stderr).toBe("error: unknown command 'sed\\n(Did you mean seed?)'\n(run with --help for usage)\n");
   });
 });
 

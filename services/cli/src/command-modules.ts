@@ -6,7 +6,7 @@ import { registerSeedCommand } from "./commands/seed.ts";
 import { registerSubscriptionsCommands } from "./commands/subscriptions.ts";
 import { registerWebhooksCommands } from "./commands/webhooks.ts";
 
-/** Every command module, in help order: main.ts runs them, tests drive runCli with the same list. */
+/** Every command module, in help order: runCli registers them, tests drive runCli with the same list. */
 export const commandModules: readonly RegisterCommands[] = [
   registerMigrateCommand,
   registerSeedCommand,

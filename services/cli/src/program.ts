@@ -73,8 +73,12 @@ export async function runCli(options: RunCliOptions): Promise<number> {
       writeErr: (text) => {
         if (!json) options.stderr.write(text);
       },
-      // Commander's own errors quote the offending word; its "Did you mean" hint keeps its own line.
-      outputError: (text, write) => write(`${printable(text.replace(/\n$/, "")).replace("\\n(Did you mean ", "\n(Did you mean ")}\n`),
+      // Commander's own errors quote the offending word, escaped like ours; its hint, made of the
+      // program's own names and appended last, keeps its own line.
+      outputError: (text, write) => {
+        const [, message = text, hint = ""] = /^([\s\S]*?)(\n\(Did you mean [^\n]*\?\))?\n?$/.exec(text) ?? [];
+        write(`${printable(message)}${hint}\n`);
+      },
     })
     .hook("preAction", (_program, action) => {
       json = action.optsWithGlobals().json === true;

@@ -1,6 +1,6 @@
 import type { AuditEvent } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import type { RegisterCommands } from "../cli-context.ts";
-import { CliError } from "../cli-error.ts";
+import { parseWholeNumber } from "../option-parsers.ts";
 import { timeText, withAuthService } from "./keys.ts";
 
 const MAX_LIMIT = 10_000;
@@ -34,10 +34,7 @@ export const registerAuditCommands: RegisterCommands = (program, context) => {
     .option("--key <key-id>", "only the events of this API key (key_…)")
     .option("--limit <n>", `how many events at most (1–${MAX_LIMIT})`, "50")
     .action(async (options: { merchant: string; key?: string; limit: string }) => {
-      const limit = Number(options.limit);
-      if (!/^\d+$/.test(options.limit) || limit < 1 || limit > MAX_LIMIT) {
-        throw new CliError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got "${options.limit}"`);
-      }
+      const limit = parseWholeNumber(options.limit, "--limit", { min: 1, max: MAX_LIMIT });
       const { events, more } = await withAuthService(context, async (clients) => {
         const found: AuditEvent[] = [];
         let pageToken = "";

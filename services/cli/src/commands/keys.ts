@@ -7,6 +7,7 @@ import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb
 import { createServiceTransport, timestampToRfc3339Millis } from "@subdata/runtime";
 import type { CliContext, RegisterCommands } from "../cli-context.ts";
 import { CliError } from "../cli-error.ts";
+import { DURATION_UNIT_MS, durationText, parseDuration } from "../option-parsers.ts";
 
 const DEFAULT_AUTH_URL = "http://127.0.0.1:8092";
 
@@ -65,20 +66,8 @@ function apiKeyJson(key: ApiKey) {
   };
 }
 
-const DURATION_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-// 100 years is "never" in practice (omit --expires-in for that); 999999w would leave four-digit years.
-const MAX_EXPIRES_IN_MS = 36_500 * DURATION_UNITS.d!;
-
-/** "30d", "12h", "90m", "2w", "45s" → milliseconds. */
-export function parseDuration(text: string): number {
-  const match = /^(\d{1,6})([smhdw])$/.exec(text);
-  const amount = match ? Number(match[1]) : 0;
-  if (!match || amount === 0) throw new CliError(`--expires-in must be a positive number with a unit s, m, h, d or w (e.g. 30d, 12h), got "${text}"`);
-  const ms = amount * DURATION_UNITS[match[2]!]!;
-  if (ms > MAX_EXPIRES_IN_MS) throw new CliError(`--expires-in must be at most 36500d (100 years; omit it for a key that never expires), got "${text}"`);
-  return ms;
-}
+// 100 years is "never" in practice (omit --expires-in for that); 999999w would pass the services' year 9999.
+const MAX_EXPIRES_IN_MS = 36_500 * DURATION_UNIT_MS.d;
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
@@ -100,9 +89,16 @@ export const registerKeysCommands: RegisterCommands = (program, context) => {
     .description("create an API key; it is printed once and cannot be shown again")
     .requiredOption("--merchant <id>", "the merchant that owns the key (mer_…)")
     .option("--name <name>", "a label, at most 100 characters", "")
-    .option("--expires-in <duration>", "stop working after this long: 30d, 12h, 90m, 2w (default: never)")
+    .option("--expires-in <duration>", `stop working after this long: 30d, 12h, 90m, 2w; at most ${durationText(MAX_EXPIRES_IN_MS)} (default: never)`)
     .action(async (options: { merchant: string; name: string; expiresIn?: string }) => {
-      const expiresAt = options.expiresIn === undefined ? undefined : timestampFromMs(Date.now() + parseDuration(options.expiresIn));
+      const expiresInMs =
+        options.expiresIn === undefined
+          ? undefined
+          : parseDuration(options.expiresIn, "--expires-in", {
+              maxMs: MAX_EXPIRES_IN_MS,
+              maxReason: "about 100 years; omit it for a key that never expires",
+            });
+      const expiresAt = expiresInMs === undefined ? undefined : timestampFromMs(Date.now() + expiresInMs);
       const created = await withAuthService(context, ({ apiKeys }) =>
         apiKeys.createApiKey({ merchantId: options.merchant, name: options.name, expiresAt }),
       );

@@ -2,22 +2,19 @@ import { randomBytes } from "node:crypto";
 import type { RegisterCommands } from "../cli-context.ts";
 import { CliError } from "../cli-error.ts";
 import { databaseUrlSetting, withDatabase } from "../database.ts";
+import { parseRfc3339, parseWholeNumber } from "../option-parsers.ts";
 import { DEFAULT_BATCH_SIZE, runSeed } from "../seed/run-seed.ts";
-import { dateToMicros, textToMicros } from "../seed/time.ts";
+import { dateToMicros, SECOND_US, textToMicros } from "../seed/time.ts";
 
 const MERCHANT_ID = /^mer_[A-Za-z0-9_]{1,64}$/;
 const MAX_SUBSCRIPTIONS = 10_000_000;
+const MAX_BATCH_SIZE = 100_000;
 // Rows span about two years before --now and a little after; past 2255 microseconds since the
 // epoch are no longer exact in a JS number (seed/time.ts).
-const EARLIEST_NOW = textToMicros("1970-01-01T00:00:00Z");
-const LATEST_NOW = textToMicros("2250-01-01T00:00:00Z");
-
-function positiveInteger(name: string, text: string, max: number): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
-    throw new CliError(`${name} must be a whole number from 1 to ${max.toLocaleString("en-US")}, got "${text}"`);
-  }
-  return Number(text);
-}
+const EARLIEST_NOW_TEXT = "1970-01-01T00:00:00Z";
+const LATEST_NOW_TEXT = "2250-01-01T00:00:00Z"; // exclusive
+const EARLIEST_NOW = textToMicros(EARLIEST_NOW_TEXT);
+const LATEST_NOW = textToMicros(LATEST_NOW_TEXT);
 
 interface SeedOptions {
   merchant: string;
@@ -37,7 +34,7 @@ export const registerSeedCommand: RegisterCommands = (program, context) => {
     .requiredOption("--merchant <id>", "merchant id: mer_ + 1–64 of [A-Za-z0-9_]")
     .requiredOption("--subscriptions <n>", "how many subscriptions to add")
     .option("--seed <text>", "PRNG seed; the same seed on a merchant without data makes the same rows (default: random)")
-    .option("--now <time>", "the moment data is generated relative to (RFC 3339; default: the current time)")
+    .option("--now <time>", "the moment data is generated relative to (RFC 3339 with an offset, e.g. 2025-06-01T12:00:00Z; default: the current time)")
     .option("--name <name>", "merchant name, when the merchant is created")
     .option("--batch-size <n>", "subscriptions per transaction", String(DEFAULT_BATCH_SIZE))
     .option("--no-events", "bulk-load without row triggers: no subscription.created events, no FK re-checks (superuser only)")
@@ -50,16 +47,19 @@ export const registerSeedCommand: RegisterCommands = (program, context) => {
       if (!MERCHANT_ID.test(options.merchant)) {
         throw new CliError(`--merchant must be mer_ followed by 1–64 letters, digits or underscores, got "${options.merchant}"`);
       }
-      const subscriptions = positiveInteger("--subscriptions", options.subscriptions, MAX_SUBSCRIPTIONS);
-      const batchSize = positiveInteger("--batch-size", options.batchSize, 100_000);
-      let now: number;
-      try {
-        now = options.now === undefined ? dateToMicros(new Date()) : textToMicros(options.now);
-      } catch {
-        throw new CliError(`--now must be an RFC 3339 time such as 2025-06-01T12:00:00Z, got "${options.now}"`);
-      }
-      if (now < EARLIEST_NOW || now >= LATEST_NOW) {
-        throw new CliError(`--now must be from 1970 to 2249 (seeded times are exact microseconds until 2255), got "${options.now}"`);
+      const subscriptions = parseWholeNumber(options.subscriptions, "--subscriptions", { min: 1, max: MAX_SUBSCRIPTIONS });
+      const batchSize = parseWholeNumber(options.batchSize, "--batch-size", { min: 1, max: MAX_BATCH_SIZE });
+      let now = dateToMicros(new Date());
+      if (options.now !== undefined) {
+        // Whole microseconds, as Postgres keeps them. Past 2255 the product is inexact, but far enough
+        // past LATEST_NOW that the check refuses it all the same.
+        const time = parseRfc3339(options.now, "--now");
+        now = Number(time.seconds) * SECOND_US + Math.floor(time.nanos / 1_000);
+        if (now < EARLIEST_NOW || now >= LATEST_NOW) {
+          throw new CliError(
+            `--now must be from ${EARLIEST_NOW_TEXT} and before ${LATEST_NOW_TEXT} (seeded times are exact microseconds until 2255), got "${options.now}"`,
+          );
+        }
       }
       const seed = options.seed ?? randomBytes(8).toString("hex");
       const databaseUrl = databaseUrlSetting(context);

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { DurationSchema, type Timestamp, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { DurationSchema, type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type Delivery, DeliveryStatus } from "@subdata/proto/subdata/webhook/v1/delivery_pb";
@@ -9,10 +9,10 @@ import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoi
 import { ConfigError, createServiceTransport, loadConfig, timestampToRfc3339Millis } from "@subdata/runtime";
 import { webhookConfigShape } from "@subdata/webhook/config";
 import { createSecretBox } from "@subdata/webhook/secret-box";
-import { startsWithCalendarDate } from "../calendar-date.ts";
 import type { CliContext, RegisterCommands } from "../cli-context.ts";
 import { CliError, configError } from "../cli-error.ts";
 import { databaseUrlSetting, withDatabase } from "../database.ts";
+import { DURATION_UNIT_MS, durationText, parseDuration, parseRfc3339, parseWholeNumber } from "../option-parsers.ts";
 import { DEFAULT_REENCRYPT_BATCH_SIZE, reencryptWebhookSecrets } from "../reencrypt-webhook-secrets.ts";
 
 const DEFAULT_WEBHOOK_URL = "http://127.0.0.1:8093";
@@ -78,36 +78,24 @@ function parseEventTypes(text: string): EventType[] {
     });
 }
 
-const DURATION_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** "24h", "0s", "7d", "90m" → milliseconds. */
-function parseDurationMs(text: string, option: string): number {
-  const match = /^(\d{1,7})([smhd])$/.exec(text.trim());
-  if (!match) throw new CliError(`${option} must be a number with a unit s, m, h or d (e.g. 24h, 0s, 7d), got "${text}"`);
-  return Number(match[1]) * DURATION_MS[match[2]!]!;
-}
+// The webhook service's own limit (endpoint-service.ts), checked here too so the refusal names --grace.
+const MAX_GRACE_MS = 7 * DURATION_UNIT_MS.d;
 
 // The services' (and Postgres's) first instant: Timestamp fields hold years 1–9999 (postgres-fields.ts).
 const EARLIEST_TIME_MS = Date.parse("0001-01-01T00:00:00Z");
 
-// An RFC 3339 date-time, offset required: Date.parse alone reads "2026-11-01T00:00:00" as the machine's
-// local time and "T24:00:00Z" as the next day.
-const RFC3339_TIME = /^\d{4}-\d{2}-\d{2}[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
-
-/** An RFC 3339 time ("2026-11-01T00:00:00Z") or a duration ago ("2h", "7d"). */
+/** An RFC 3339 time ("2026-11-01T00:00:00Z") or a duration ago ("2h", "7d", "2w"), from year 1 on. */
 function parseTime(text: string, option: string, now: number): Timestamp {
-  const ago = /^\d+[smhd]$/.test(text.trim());
-  const millis = ago ? now - parseDurationMs(text, option) : RFC3339_TIME.test(text) && startsWithCalendarDate(text) ? Date.parse(text) : Number.NaN;
-  if (Number.isNaN(millis) || millis < EARLIEST_TIME_MS) {
-    throw new CliError(`${option} must be an RFC 3339 time (2026-11-01T00:00:00Z) or a duration ago (2h, 7d), got "${text}"`);
+  try {
+    const time = /^\d+[a-z]$/.test(text)
+      ? timestampFromMs(now - parseDuration(text, option, { allowZero: true, maxMs: now - EARLIEST_TIME_MS }))
+      : parseRfc3339(text, option);
+    if (timestampMs(time) >= EARLIEST_TIME_MS) return time;
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
   }
-  return timestampFromMs(millis);
-}
-
-function parseLimit(text: string): number {
-  const limit = Number(text);
-  if (!/^\d+$/.test(text) || limit < 1 || limit > MAX_DELIVERIES) throw new CliError(`--limit must be a whole number from 1 to ${MAX_DELIVERIES}, got "${text}"`);
-  return limit;
+  // One message for both forms: which one was meant is anyone's guess when neither parses.
+  throw new CliError(`${option} must be an RFC 3339 time with an offset (2026-11-01T00:00:00Z) or a duration ago (2h, 7d, 2w), got "${text}"`);
 }
 
 function parseDeliveryStatus(text: string): DeliveryStatus {
@@ -179,14 +167,6 @@ function secretKeySettings(context: CliContext) {
   }
 }
 
-function parseBatchSize(text: string): number {
-  const size = Number(text);
-  if (!/^\d+$/.test(text) || size < 1 || size > MAX_REENCRYPT_BATCH_SIZE) {
-    throw new CliError(`--batch-size must be a whole number from 1 to ${MAX_REENCRYPT_BATCH_SIZE}, got "${text}"`);
-  }
-  return size;
-}
-
 const SECRET_WARNING = "This is the only time the signing secret is shown. Store it now (e.g. in your secret manager).";
 
 interface MerchantOption {
@@ -242,9 +222,9 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
     .description("make a new signing secret (printed once); the old one keeps signing for the grace period")
     .argument("<endpoint-id>", "we_…")
     .requiredOption("--merchant <id>", "the merchant (mer_…)")
-    .option("--grace <duration>", "how long the old secret keeps signing, 0s to 7d", "24h")
+    .option("--grace <duration>", `how long the old secret keeps signing, 0s to ${durationText(MAX_GRACE_MS)}`, "24h")
     .action(async (endpointId: string, options: MerchantOption & { grace: string }) => {
-      const graceMs = parseDurationMs(options.grace, "--grace");
+      const graceMs = parseDuration(options.grace, "--grace", { allowZero: true, maxMs: MAX_GRACE_MS });
       const gracePeriod = create(DurationSchema, { seconds: BigInt(graceMs / 1000) });
       const rotated = await withWebhookService(context, ({ endpoints }) =>
         endpoints.rotateSecret({ merchantId: options.merchant, endpointId, gracePeriod }),
@@ -275,7 +255,7 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
     .option("--status <status>", "PENDING, SUCCEEDED, FAILED or CANCELLED")
     .option("--limit <n>", `at most this many (1–${MAX_DELIVERIES})`, "20")
     .action(async (endpointId: string, options: MerchantOption & { status?: string; limit: string }) => {
-      const limit = parseLimit(options.limit);
+      const limit = parseWholeNumber(options.limit, "--limit", { min: 1, max: MAX_DELIVERIES });
       const status = options.status === undefined ? DeliveryStatus.UNSPECIFIED : parseDeliveryStatus(options.status);
       const found = await withWebhookService(context, async ({ deliveries }) => {
         const rows: Delivery[] = [];
@@ -304,8 +284,8 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
     .description("deliver again, in order and with their original ids, the events of a time range (at most 31 days, 10,000 events)")
     .argument("<endpoint-id>", "we_…")
     .requiredOption("--merchant <id>", "the merchant (mer_…)")
-    .requiredOption("--since <time>", "start, inclusive: RFC 3339 or a duration ago (2h, 7d)")
-    .option("--until <time>", "end, exclusive: RFC 3339 or a duration ago (default: now)")
+    .requiredOption("--since <time>", "start, inclusive: RFC 3339 with an offset, or a duration ago (2h, 7d, 2w)")
+    .option("--until <time>", "end, exclusive: RFC 3339 with an offset, or a duration ago (default: now)")
     .action(async (endpointId: string, options: MerchantOption & { since: string; until?: string }) => {
       const now = Date.now();
       const startTime = parseTime(options.since, "--since", now);
@@ -329,7 +309,7 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
     )
     .option("--batch-size <n>", `endpoints per transaction (1–${MAX_REENCRYPT_BATCH_SIZE})`, String(DEFAULT_REENCRYPT_BATCH_SIZE))
     .action(async (options: { batchSize: string }) => {
-      const batchSize = parseBatchSize(options.batchSize);
+      const batchSize = parseWholeNumber(options.batchSize, "--batch-size", { min: 1, max: MAX_REENCRYPT_BATCH_SIZE });
       const keys = secretKeySettings(context);
       const secretBox = createSecretBox(keys.SUBDATA_WEBHOOK_SECRET_KEY, keys.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS);
       const report = await withDatabase(databaseUrlSetting(context), async (client) => {
