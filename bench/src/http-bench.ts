@@ -89,6 +89,21 @@ export async function checkScenarios(scenarios: readonly Scenario[], targets: re
   return checks;
 }
 
+/**
+ * What every load run must show to count: only 200s, and no stall (wrk counts only finished responses,
+ * so a server that stalls shows as very few responses, not as errors).
+ */
+export function loadChecks(label: string, load: { non2xx: number; errors: number; fewestResponses: number }, connections: number): Check[] {
+  return [
+    { name: `${label}: only 200s under load`, ok: load.non2xx === 0 && load.errors === 0, detail: `${load.non2xx} non-2xx, ${load.errors} errors` },
+    {
+      name: `${label}: no stall (≥ 1 response per 2 connections per run)`,
+      ok: load.fewestResponses >= Math.ceil(connections / 2),
+      detail: `fewest responses in a run: ${load.fewestResponses}`,
+    },
+  ];
+}
+
 async function backendPids(admin: pg.Pool): Promise<number[]> {
   const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
   return result.rows.map((row) => row.pid);

@@ -6,7 +6,7 @@ import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createPool, createServiceTransport, type Pool } from "@subdata/runtime";
 import { type Dataset, ensureDataset, roleUrls } from "./dataset.ts";
-import { checkScenarios, compareDepth, runHttpBench, type Check, type ProcessRef, type Target } from "./http-bench.ts";
+import { checkScenarios, compareDepth, loadChecks, runHttpBench, type Check, type ProcessRef, type Target } from "./http-bench.ts";
 import { chooseLoadGenerator } from "./load-generator.ts";
 import { type BenchOptions, parseOptions, USAGE } from "./options.ts";
 import { loadAverage } from "./proc-stats.ts";
@@ -101,16 +101,10 @@ async function main(): Promise<number> {
     const gatewayTarget = targets.find((target) => target.name === "gateway");
     // Five pairs (one for --smoke, which only keeps the harness working).
     const depth = firstPage && deepPage && gatewayTarget ? await compareDepth(httpOptions, firstPage, deepPage, gatewayTarget, options.mode === "smoke" ? 1 : 5) : undefined;
-    if (depth) {
-      checks.push({ name: "depth pairs: only 200s under load", ok: depth.non2xx === 0 && depth.errors === 0, detail: `${depth.non2xx} non-2xx, ${depth.errors} errors` });
-      checks.push({ name: "depth pairs: no stall (≥ 1 response per 2 connections per run)", ok: depth.fewestResponses >= Math.ceil(options.connections / 2), detail: `fewest responses in a run: ${depth.fewestResponses}` });
-    }
+    if (depth) checks.push(...loadChecks("depth pairs", depth, options.connections));
     for (const result of http) {
-      const ok = result.non2xx === 0 && result.errors === 0;
-      checks.push({ name: `${result.scenario} via ${result.target}: only 200s under load`, ok, detail: `${result.non2xx} non-2xx, ${result.errors} errors` });
-      // wrk counts only finished responses: a server that stalls shows as very few, not as errors.
-      const fewest = Math.min(...result.runs.map((run) => run.load.requests));
-      checks.push({ name: `${result.scenario} via ${result.target}: no stall (≥ 1 response per 2 connections per run)`, ok: fewest >= Math.ceil(options.connections / 2), detail: `fewest responses in a run: ${fewest}` });
+      const fewestResponses = Math.min(...result.runs.map((run) => run.load.requests));
+      checks.push(...loadChecks(`${result.scenario} via ${result.target}`, { ...result, fewestResponses }, options.connections));
     }
     const webhooks = options.skipWebhooks
       ? undefined
