@@ -1,16 +1,12 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { requireMerchantId } from "./merchant-id.ts";
+import { thrownConnectError } from "./test-support/rpc-error.ts";
 
 function refusal(merchantId: string): string {
-  try {
-    requireMerchantId(merchantId);
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    expect(connectError.code).toBe(Code.InvalidArgument);
-    return connectError.rawMessage;
-  }
-  throw new Error("expected a refusal");
+  const error = thrownConnectError(() => requireMerchantId(merchantId));
+  expect(error.code).toBe(Code.InvalidArgument);
+  return error.rawMessage;
 }
 
 describe("requireMerchantId", () => {

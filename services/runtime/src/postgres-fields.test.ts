@@ -1,23 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { errorDetailOf } from "./errors.ts";
 import { requireNoNul, requireTimestampInRange } from "./postgres-fields.ts";
+import { thrownConnectError } from "./test-support/rpc-error.ts";
 import { timestampToPgText } from "./time.ts";
 
-function thrownBy(check: () => unknown): ConnectError {
-  try {
-    check();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectError);
-    return error as ConnectError;
-  }
-  throw new Error("expected the check to throw");
-}
-
 function expectFieldViolation(check: () => unknown, field: string): void {
-  const error = thrownBy(check);
+  const error = thrownConnectError(check);
   expect(error.code).toBe(Code.InvalidArgument);
   expect(error.rawMessage).toMatch(new RegExp(`^${field.replace(".", "\\.")}: `));
   expect(errorDetailOf(error)?.fieldViolations.map((violation) => violation.field)).toEqual([field]);

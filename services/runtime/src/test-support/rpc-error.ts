@@ -9,3 +9,14 @@ export async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
   }
   throw new Error("expected the call to fail");
 }
+
+/** For tests: the ConnectError a synchronous check threw; fails the test if it threw nothing or something else. */
+export function thrownConnectError(check: () => unknown): ConnectError {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof ConnectError) return error;
+    throw error;
+  }
+  throw new Error("expected the check to throw");
+}
