@@ -81,7 +81,10 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
        INSERT INTO webhook_attempts
          (delivery_id, merchant_id, attempt_number, started_at, latency_micros, response_status, error_class, response_body)
        SELECT i.delivery_id, i.merchant_id, i.attempt_number, i.started_at, i.latency_micros, i.response_status, i.error_class, i.response_body
-         FROM input i WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = i.delivery_id)
+         -- Locked, not only seen: a delivery whose endpoint is being deleted (ON DELETE CASCADE) is waited
+         -- for and then skipped; seen in this statement's snapshot, its log row would fail the foreign key
+         -- and with it every other endpoint's outcome in the batch.
+         FROM input i WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = i.delivery_id FOR KEY SHARE)
        RETURNING 1
      ), updated AS (
        UPDATE webhook_deliveries d

@@ -1,0 +1,66 @@
+import { claimDueDeliveries } from "@subdata/webhook/delivery-claim-repository";
+import { ingestEvent } from "@subdata/webhook/delivery-repository";
+import { type FinishedAttempt, recordAttempts } from "@subdata/webhook/delivery-record-repository";
+import { renderEventBody } from "@subdata/webhook/event-body";
+import { describe, expect, it } from "vitest";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { attemptsOf, newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";
+
+/**
+ * An endpoint deleted (DeleteEndpoint, ON DELETE CASCADE) while attempts to it are being recorded.
+ * The recorder writes many endpoints' attempts in one transaction: the deleted endpoint's must be
+ * dropped, not fail the whole batch — otherwise every other endpoint's outcome in it is lost too and
+ * those deliveries are sent again after their lease.
+ */
+describe("an endpoint deleted while its attempts are recorded", () => {
+  const h = useDeliveryHarness("deleted-in-flight");
+
+  it("records the other endpoints' attempts and drops the deleted one's", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const doomed = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/doomed" });
+    const kept = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/kept" });
+    await ingestEvent(h.pool, renderEventBody(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 })));
+    const { claimed } = await claimDueDeliveries(h.pool, {
+      limit: 10,
+      healthyCap: 10,
+      failingCap: 1,
+      inFlight: new Map(),
+      fullEndpointIds: [],
+      leaseMs: 60_000,
+      scanLimit: 64,
+      merchantIds: [merchantId],
+    });
+    expect(claimed.map((d) => d.endpointId).sort()).toEqual([doomed.id, kept.id].sort());
+    const finished: FinishedAttempt[] = claimed.map((delivery) => ({
+      delivery,
+      attempt: { startedAt: new Date(), latencyMicros: 1_000n, status: 204, errorClass: "NONE", responseBody: "", retryAfterMs: undefined, errorMessage: undefined },
+      decision: { kind: "succeeded" },
+    }));
+
+    // The delete holds its rows until it commits; the recording must wait for it, then go on without them.
+    const deleter = await h.admin.connect();
+    try {
+      await deleter.query("BEGIN");
+      await deleter.query("DELETE FROM webhook_endpoints WHERE id = $1", [doomed.id]);
+      const recording = recordAttempts(h.pool, finished, { disableAfterMs: 86_400_000, disableReason: "test" });
+      await waitFor("the recording waits for the delete's locks", async () => {
+        const { rows } = await h.admin.query<{ waiting: number }>(
+          "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name = 'test-whd-deleted-in-flight'",
+        );
+        return rows[0]!.waiting > 0;
+      });
+      await deleter.query("COMMIT");
+      await expect(recording).resolves.toEqual(new Map());
+    } finally {
+      deleter.release();
+    }
+
+    const keptDelivery = claimed.find((d) => d.endpointId === kept.id)!;
+    const { rows } = await h.admin.query("SELECT status FROM webhook_deliveries WHERE id = $1", [keptDelivery.id]);
+    expect(rows).toEqual([{ status: "SUCCEEDED" }]);
+    expect(await attemptsOf(h.admin, keptDelivery.id)).toMatchObject([{ response_status: 204, error_class: "NONE" }]);
+    const doomedDelivery = claimed.find((d) => d.endpointId === doomed.id)!;
+    expect((await h.admin.query("SELECT 1 FROM webhook_deliveries WHERE id = $1", [doomedDelivery.id])).rowCount).toBe(0);
+    expect((await h.admin.query("SELECT 1 FROM webhook_attempts WHERE delivery_id = $1", [doomedDelivery.id])).rowCount).toBe(0);
+  });
+});
