@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type pg from "pg";
-import type { LoadGenerator, LoadResult } from "./load-generator.ts";
+import { type LoadGenerator, type LoadResult, type Pacing, pauseForRate } from "./load-generator.ts";
 import { busyCores, machineCpu } from "./machine-cpu.ts";
 import { cpuSeconds, loadAverage, peakRssMb, resetPeakRss } from "./proc-stats.ts";
 import type { Scenario } from "./scenarios.ts";
@@ -132,11 +132,11 @@ function cpuPerRequest(before: Map<string, number>, after: Map<string, number>, 
   return perRequest;
 }
 
-async function measure(options: HttpBenchOptions, scenario: Scenario, target: Target, repetition: number): Promise<HttpRun> {
+async function measure(options: HttpBenchOptions, scenario: Scenario, target: Target, repetition: number, pacing?: Pacing): Promise<HttpRun> {
   const backends = await backendPids(options.admin);
   const before = cpuOf(options.processes, backends);
   const machineBefore = machineCpu();
-  const load = await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.runSeconds);
+  const load = await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.runSeconds, pacing);
   const machineAfter = machineCpu();
   const after = cpuOf(options.processes, backends);
   return {
@@ -265,3 +265,65 @@ export async function compareDepth(options: HttpBenchOptions, first: Scenario, d
   return { target: target.name, runSeconds: options.runSeconds, pairs, ratio: median(pairs.map((pair) => pair.ratio)), non2xx, errors, fewestResponses };
 }
 
+
+export interface PacedRun {
+  target: TargetName;
+  runs: HttpRun[];
+  /** Medians over the runs. */
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerRequest: Record<string, number>;
+  non2xx: number;
+  errors: number;
+  fewestResponses: number;
+}
+
+export interface PacedLatency {
+  scenario: string;
+  /** The load offered to every target: `share` of the baseline's closed-loop requests/s. */
+  offeredPerSecond: number;
+  share: number;
+  meanPauseMs: number;
+  results: PacedRun[];
+}
+
+/**
+ * Latency at a given load rather than at saturation. In a closed loop (no pause between requests) the
+ * median latency is connections ÷ throughput by Little's law, so a p99 measured there restates the
+ * throughput and says nothing about how long a request waits when the servers have headroom. Here the
+ * same connections pause between requests (exponentially, see load-generator.ts), offering the same
+ * rate to every target: `share` of what the baseline served in its closed-loop runs. Targets alternate
+ * within each repetition, each run after the stack is idle, as in runHttpBench.
+ */
+export async function runPacedLatency(options: HttpBenchOptions, scenario: Scenario, baselineRequestsPerSecond: number, share: number): Promise<PacedLatency> {
+  const offeredPerSecond = baselineRequestsPerSecond * share;
+  const pacing = pauseForRate(options.connections, offeredPerSecond);
+  const runs = new Map<TargetName, HttpRun[]>(options.targets.map((target) => [target.name, []]));
+  for (let repetition = 1; repetition <= options.repetitions; repetition++) {
+    for (const target of options.targets) {
+      if (!(await waitUntilIdle(options.processes))) options.say(`paced: the stack was still busy after 20 s; measuring anyway`);
+      const run = await measure(options, scenario, target, repetition, pacing);
+      runs.get(target.name)!.push(run);
+      options.say(
+        `paced     ${target.name.padEnd(8)} #${repetition}: ${run.load.requestsPerSecond.toFixed(0)} req/s (offered ${offeredPerSecond.toFixed(0)}), p50 ${run.load.p50Ms.toFixed(1)} ms, p99 ${run.load.p99Ms.toFixed(1)} ms`,
+      );
+    }
+  }
+  const results = options.targets.map((target): PacedRun => {
+    const targetRuns = runs.get(target.name)!;
+    const names = new Set(targetRuns.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
+    return {
+      target: target.name,
+      runs: targetRuns,
+      requestsPerSecond: median(targetRuns.map((run) => run.load.requestsPerSecond)),
+      p50Ms: median(targetRuns.map((run) => run.load.p50Ms)),
+      p99Ms: median(targetRuns.map((run) => run.load.p99Ms)),
+      cpuUsPerRequest: Object.fromEntries([...names].map((name) => [name, median(targetRuns.map((run) => run.cpuUsPerRequest[name] ?? Number.NaN))])),
+      non2xx: targetRuns.reduce((sum, run) => sum + run.load.non2xx, 0),
+      errors: targetRuns.reduce((sum, run) => sum + run.load.errors, 0),
+      fewestResponses: Math.min(...targetRuns.map((run) => run.load.requests)),
+    };
+  });
+  return { scenario: scenario.name, offeredPerSecond, share, meanPauseMs: pacing.meanPauseMs, results };
+}

@@ -1,4 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 /** One timed run of the load generator against one URL. */
 export interface LoadResult {
@@ -18,11 +21,43 @@ export interface LoadTarget {
   headers: Record<string, string>;
 }
 
+/**
+ * Paced load: each connection pauses before every request (exponentially distributed pauses with
+ * this mean, so the connections do not fall into step), instead of sending the next request the
+ * moment a response ends. Offered load ≈ connections ÷ (mean pause + latency).
+ */
+export interface Pacing {
+  meanPauseMs: number;
+}
+
 export interface LoadGenerator {
   name: "wrk" | "autocannon";
   /** How it shares the machine, for the report. */
   describe: string;
-  run(target: LoadTarget, connections: number, seconds: number): Promise<LoadResult>;
+  /** Without `pacing`, a closed loop: every connection always has a request outstanding. */
+  run(target: LoadTarget, connections: number, seconds: number, pacing?: Pacing): Promise<LoadResult>;
+}
+
+/** The mean pause per connection that offers `requestsPerSecond` over `connections` (latency aside). */
+export function pauseForRate(connections: number, requestsPerSecond: number): Pacing {
+  if (!(requestsPerSecond > 0)) throw new Error(`a paced run needs a positive rate, got ${requestsPerSecond}`);
+  return { meanPauseMs: (connections / requestsPerSecond) * 1000 };
+}
+
+/**
+ * wrk's Lua hook for pacing: wrk calls delay() before each request of a connection (the first too)
+ * and waits that many milliseconds. Exponential pauses (inverse transform of a uniform draw).
+ */
+export function wrkPacingScript(pacing: Pacing): string {
+  if (!(pacing.meanPauseMs > 0)) throw new Error(`mean pause must be positive, got ${pacing.meanPauseMs}`);
+  return [
+    `local mean_ms = ${pacing.meanPauseMs.toFixed(3)}`,
+    "math.randomseed(os.time())",
+    "function delay()",
+    "  return math.floor(-mean_ms * math.log(1 - math.random()))",
+    "end",
+    "",
+  ].join("\n");
 }
 
 function hasWrk(): boolean {
@@ -62,11 +97,16 @@ function wrkGenerator(): LoadGenerator {
   return {
     name: "wrk",
     describe: "wrk, 1 thread, on the same 2 cores as every server (no pinning)",
-    run(target, connections, seconds) {
+    run(target, connections, seconds, pacing) {
       const args = ["-t1", `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, "--timeout", "10s", "--latency"];
       for (const [name, value] of Object.entries(target.headers)) args.push("-H", `${name}: ${value}`);
+      const scriptDir = pacing ? mkdtempSync(join(tmpdir(), "subdata-bench-wrk-")) : undefined;
+      if (scriptDir && pacing) {
+        writeFileSync(join(scriptDir, "pacing.lua"), wrkPacingScript(pacing));
+        args.push("-s", join(scriptDir, "pacing.lua"));
+      }
       args.push(target.url);
-      return new Promise((resolve, reject) => {
+      return new Promise<LoadResult>((resolve, reject) => {
         const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
         let output = "";
         child.stdout.on("data", (chunk) => (output += chunk));
@@ -78,6 +118,8 @@ function wrkGenerator(): LoadGenerator {
           if (!Number.isFinite(result.requestsPerSecond)) return reject(new Error(`could not read wrk's output:\n${output}`));
           resolve(result);
         });
+      }).finally(() => {
+        if (scriptDir) rmSync(scriptDir, { recursive: true, force: true });
       });
     },
   };
@@ -88,8 +130,10 @@ async function autocannonGenerator(): Promise<LoadGenerator> {
   return {
     name: "autocannon",
     describe: "autocannon, inside the bench process, on the same 2 cores as every server (no pinning)",
-    async run(target, connections, seconds) {
-      const result = await autocannon({ url: target.url, headers: target.headers, connections, duration: Math.max(1, seconds), timeout: 10 });
+    async run(target, connections, seconds, pacing) {
+      // autocannon caps the overall rate (no random pauses per connection): the closest it offers.
+      const paced = pacing ? { overallRate: Math.max(1, Math.round((connections * 1000) / pacing.meanPauseMs)) } : {};
+      const result = await autocannon({ url: target.url, headers: target.headers, connections, duration: Math.max(1, seconds), timeout: 10, ...paced });
       return {
         requests: result.requests.total,
         seconds: result.duration,

@@ -6,7 +6,7 @@ import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createPool, createServiceTransport, type Pool } from "@subdata/runtime";
 import { type Dataset, ensureDataset, roleUrls } from "./dataset.ts";
-import { checkScenarios, compareDepth, loadChecks, runHttpBench, type Check, type ProcessRef, type Target } from "./http-bench.ts";
+import { checkScenarios, compareDepth, loadChecks, runHttpBench, runPacedLatency, type Check, type ProcessRef, type Target } from "./http-bench.ts";
 import { chooseLoadGenerator } from "./load-generator.ts";
 import { type BenchOptions, parseOptions, USAGE } from "./options.ts";
 import { loadAverage } from "./proc-stats.ts";
@@ -18,6 +18,9 @@ import { type BenchSecrets, inventSecrets, startStack } from "./stack.ts";
 import { runWebhookBench, type WebhookResult } from "./webhook-bench.ts";
 
 // Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
+
+/** The paced run offers this share of the baseline's closed-loop list50 rate (headroom left for latency). */
+const PACED_SHARE = 0.5;
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -71,14 +74,7 @@ async function main(): Promise<number> {
       await apiKeys.revokeApiKey({ merchantId: dataset.bigMerchantId, apiKeyId: keyId }).catch(() => {});
       keyId = "";
       await stack.stop();
-      for (const name of readdirSync(profileDir)) {
-        // The main thread is the busiest file; the loader thread's is mostly idle.
-        const summaries = readdirSync(join(profileDir, name))
-          .filter((file) => file.endsWith(".cpuprofile"))
-          .map((file) => summarizeProfile(join(profileDir, name, file), 25))
-          .sort((a, b) => idleShare(a) - idleShare(b));
-        if (summaries[0]) say(renderProfileSummary(summaries[0]));
-      }
+      sayProfiles(profileDir);
       return 0;
     }
 
@@ -102,6 +98,9 @@ async function main(): Promise<number> {
     // Five pairs (one for --smoke, which only keeps the harness working).
     const depth = firstPage && deepPage && gatewayTarget ? await compareDepth(httpOptions, firstPage, deepPage, gatewayTarget, options.mode === "smoke" ? 1 : 5) : undefined;
     if (depth) checks.push(...loadChecks("depth pairs", depth, options.connections));
+    const baselinePeak = http.find((result) => result.scenario === "list50" && result.target === "baseline")?.requestsPerSecond;
+    const paced = firstPage && baselinePeak ? await runPacedLatency(httpOptions, firstPage, baselinePeak, PACED_SHARE) : undefined;
+    for (const result of paced?.results ?? []) checks.push(...loadChecks(`paced ${paced!.scenario} via ${result.target}`, result, options.connections));
     for (const result of http) {
       const fewestResponses = Math.min(...result.runs.map((run) => run.load.requests));
       checks.push(...loadChecks(`${result.scenario} via ${result.target}`, { ...result, fewestResponses }, options.connections));
@@ -121,8 +120,9 @@ async function main(): Promise<number> {
       checks,
       http,
       depth,
+      paced,
       webhooks,
-      targets: judgeTargets(http, depth, webhooks),
+      targets: judgeTargets(http, depth, webhooks, paced),
     };
     const tables = renderTables(report);
     say(`\n${tables}\n`);
@@ -198,7 +198,22 @@ function verdict(checks: readonly Check[]): number {
   return failed.length ? 1 : 0;
 }
 
-/** --webhooks-only: the webhook service and the relay, the webhook phase, a result file; docs/ stay as they are. */
+/** Each profiled process's main thread (the busiest file; the loader thread's is mostly idle), summarised. */
+function sayProfiles(profileDir: string): void {
+  for (const name of readdirSync(profileDir)) {
+    const summaries = readdirSync(join(profileDir, name))
+      .filter((file) => file.endsWith(".cpuprofile"))
+      .map((file) => summarizeProfile(join(profileDir, name, file), 25))
+      .sort((a, b) => idleShare(a) - idleShare(b));
+    if (summaries[0]) say(renderProfileSummary(summaries[0]));
+  }
+}
+
+/**
+ * --webhooks-only: the webhook service and the relay, the webhook phase, a result file; docs/ stay as
+ * they are. With --profile webhooks, both run with --cpu-prof (start-up and the latency phase are in
+ * the profiles too, but the burst dominates them).
+ */
 async function webhooksOnly(
   options: BenchOptions,
   dataset: Dataset,
@@ -211,7 +226,19 @@ async function webhooksOnly(
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
   const receiver = await startReceiver();
   say("starting the webhook service and the relay");
-  const stack = await startStack({ repoRoot, roleUrls: roles, natsUrl: options.natsUrl, secrets, logLevel: options.logLevel, baselineMerchantId: dataset.bigMerchantId, only: ["webhook", "relay"], say });
+  const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
+  const stack = await startStack({
+    repoRoot,
+    roleUrls: roles,
+    natsUrl: options.natsUrl,
+    secrets,
+    logLevel: options.logLevel,
+    baselineMerchantId: dataset.bigMerchantId,
+    only: ["webhook", "relay"],
+    ...(options.profile ? { profile: { names: ["webhook", "relay"], dir: profileDir } } : {}),
+    say,
+  });
+  let code: number;
   try {
     const webhooks = await webhookPhase(options, dataset, secrets, { admin, webhookUrl: stack.webhookUrl, receiver, processes: stack.processes.map(({ name, pid }) => ({ name, pid })) });
     const checks = webhookChecks(webhooks);
@@ -226,6 +253,7 @@ async function webhooksOnly(
       checks,
       http: [],
       depth: undefined,
+      paced: undefined,
       webhooks,
       targets: judgeTargets([], undefined, webhooks),
     };
@@ -233,12 +261,15 @@ async function webhooksOnly(
     const tables = renderTables(report);
     say(`\n${tables.slice(tables.indexOf("| webhook pipeline"))}\n`);
     writeResult(`${stamp}-webhooks.json`, report);
-    return verdict(checks);
+    code = verdict(checks);
   } finally {
     await stack.stop();
     await receiver.close();
     await admin.end();
   }
+  // The profiles are written when the processes exit.
+  if (options.profile) sayProfiles(profileDir);
+  return code;
 }
 
 main().then(

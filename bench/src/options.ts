@@ -19,7 +19,10 @@ export interface BenchOptions {
   burstChanges: number;
   /** "wrk", "autocannon" or undefined (wrk when installed). */
   loadTool: "wrk" | "autocannon" | undefined;
-  /** Run only this HTTP scenario against the gateway with --cpu-prof on the gateway and the query service. */
+  /**
+   * Run only this HTTP scenario against the gateway with --cpu-prof on the gateway and the query service;
+   * with --webhooks-only, "webhooks" profiles the webhook service and the relay instead.
+   */
   profile: string | undefined;
   /** Skip the webhook phase (HTTP only). */
   skipWebhooks: boolean;
@@ -47,6 +50,7 @@ export const USAGE = `npm run bench [-- options]
   --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
   --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
   --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
+  --webhooks-only --profile webhooks   the webhook phase with --cpu-prof on the webhook service and the relay
 env: DATABASE_URL (server of the bench database, default postgres://postgres@127.0.0.1:5432/postgres),
      NATS_URL (default nats://127.0.0.1:4222), BENCH_LOG_LEVEL (services' log level, default warn)`;
 
@@ -87,7 +91,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     }
   }
   if (skipWebhooks && webhooksOnly) throw new Error("--no-webhooks and --webhooks-only exclude each other");
-  if (profile && webhooksOnly) throw new Error("--profile and --webhooks-only exclude each other");
+  if (webhooksOnly && profile !== undefined && profile !== "webhooks") throw new Error('with --webhooks-only, --profile takes only "webhooks"');
   return {
     ...MODES[mode],
     ...overrides,
