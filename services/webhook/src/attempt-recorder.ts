@@ -29,8 +29,8 @@ export interface AttemptRecorderOptions extends RecordOptions {
   maxBatch?: number;
   /** Delays before retrying a failed flush; one entry per retry. */
   retryDelaysMs?: readonly number[];
-  /** After each committed flush (finished heads may have released later versions). */
-  onFlushed?: () => void;
+  /** After each flush, with its attempts (finished heads may have released later versions of their endpoints). */
+  onFlushed?: (attempts: readonly FinishedAttempt[]) => void;
 }
 
 interface Queued {
@@ -82,7 +82,7 @@ export function createAttemptRecorder(options: AttemptRecorderOptions): AttemptR
       } finally {
         inBatch = 0;
       }
-      options.onFlushed?.();
+      options.onFlushed?.(batch.map((entry) => entry.attempt));
     }
   }
 

@@ -73,6 +73,9 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
   const changes = failingSinceChanges(attempts);
   // One statement: the log rows, the deliveries' new states and failing_since (independent rows, so
   // one snapshot is enough). 410 Gone leaves the delivery PENDING: disabling cancels it just below.
+  // Unnamed, like releaseNextHeads: planned at each call. As named statements (generic plans after five
+  // calls) both cost more Postgres CPU per call in bench bursts: this one 4–73 ms instead of 5.6 ms,
+  // the release 6.7 ms instead of 0.5 ms.
   await client.query(
     `WITH input AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[], $10::bigint[])

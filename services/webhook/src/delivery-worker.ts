@@ -25,6 +25,14 @@ import type { SecretBox } from "./secret-box.ts";
  * slots. A claim costs ~5 ms of Postgres time whatever it claims plus ~0.2 ms per row (2-core box,
  * loaded), so refilling one slot at a time cost more database time per delivery than the delivery
  * itself; a fast receiver frees half of its slots within moments.
+ *
+ * A claim while some endpoints are at their cap skips their rows, and the due index cannot skip an
+ * endpoint: it walks every due row of theirs, a whole backlog, to find the rows of the others. Once
+ * such a claim found no other due row, claims that would skip at least those endpoints again are
+ * held back until something may have made another endpoint's row due: new rows (wake), a recorded
+ * attempt of another endpoint (it may release that endpoint's next version), or `pollIntervalMs`
+ * (retries and leases coming due). Otherwise every recorded batch of a saturated receiver paid for
+ * that walk, to find nothing, about as often as the claims that do the work.
  */
 
 export interface DeliveryWorkerOptions {
@@ -85,6 +93,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let woken = false;
   let signal: (() => void) | undefined;
   const stopped = new AbortController();
+  /** The endpoints skipped by the last claim that found no other due row, and until when that holds. */
+  let nothingBeyond: { endpointIds: ReadonlySet<string>; until: number } | undefined;
+  /** The endpoints skipped by the claim in progress, and whether its snapshot may have missed something. */
+  let claiming: ReadonlySet<string> | undefined;
+  let claimMissed = false;
+  /** Rows of endpoints other than these (of any endpoint, if undefined) may have become due. */
+  const othersMayBeDue = (endpointIds?: readonly string[]) => {
+    const beyond = (skipped: ReadonlySet<string>) => endpointIds === undefined || endpointIds.some((id) => !skipped.has(id));
+    if (nothingBeyond && beyond(nothingBeyond.endpointIds)) nothingBeyond = undefined;
+    if (claiming && beyond(claiming)) claimMissed = true;
+  };
 
   const wakeLoop = () => {
     woken = true;
@@ -101,13 +120,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     disableAfterMs: options.disableAfterMs,
     disableReason: options.disableReason,
     // Finished heads release the next version of their subscription: worth another claim.
-    onFlushed: notify,
+    onFlushed: (attempts) => {
+      othersMayBeDue(attempts.map(({ delivery }) => delivery.endpointId));
+      notify();
+    },
   });
 
   const waitForSignal = (ms: number) =>
     new Promise<void>((resolve) => {
       if (woken) return resolve();
       const timer = setTimeout(() => {
+        othersMayBeDue();
         dirty = true;
         resolve();
       }, ms);
@@ -222,7 +245,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         dirty = false;
         try {
           const full = [...inFlight].filter(([endpointId, count]) => !claimable(endpointId, count)).map(([endpointId]) => endpointId);
+          if (nothingBeyond && Date.now() < nothingBeyond.until && [...nothingBeyond.endpointIds].every((id) => full.includes(id))) continue;
           const window = Math.min(scanLimit, Math.max(64, free * 2));
+          claiming = new Set(full);
+          claimMissed = false;
           const result = await claimDueDeliveries(options.pool, {
             limit: free,
             healthyCap,
@@ -232,8 +258,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
             leaseMs: options.leaseMs,
             scanLimit: window,
             merchantIds: options.merchantIds,
+          }).finally(() => {
+            claiming = undefined;
           });
           for (const delivery of result.claimed) launch(delivery);
+          if (full.length > 0 && result.scanned === 0 && !claimMissed) {
+            nothingBeyond = { endpointIds: new Set(full), until: Date.now() + options.pollIntervalMs };
+          }
           moreDue = result.claimed.length === free || result.scanned === window;
           // Rows were deferred or the scan was cut short: look again at once.
           if (result.scanned === window || result.deferred > 0) dirty = true;
@@ -256,7 +287,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       if (running) return;
       running = run();
     },
-    wake: notify,
+    wake() {
+      othersMayBeDue();
+      notify();
+    },
     async stop() {
       stopping = true;
       stopped.abort();
