@@ -7,12 +7,14 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
 import { type Receiver, startReceiver } from "../webhook-delivery/support/receiver.ts";
+import { type CollectedSpan, startCollector } from "./support/otlp-collector.ts";
 import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
 
 /**
  * The event path as real processes: subscriptions written to Postgres → outbox → relay → JetStream →
  * webhook service → a slow receiver. The webhook service gets SIGTERM mid-burst, must exit 0, and once
  * restarted every event must be delivered, exactly once (a graceful stop finishes what it started).
+ * A stub OTLP collector receives the relay's publish spans and the webhook service's attempt spans.
  *
  * The webhook service delivers every due row of its database (it has no merchant filter), so this file
  * runs against a database of its own rather than the run's shared one.
@@ -28,6 +30,7 @@ describe("webhook service lifecycle mid-burst", () => {
   let admin: pg.Pool;
   let webhookDatabaseUrl: string;
   let receiver: Receiver | undefined;
+  let collector: Awaited<ReturnType<typeof startCollector>> | undefined;
 
   beforeAll(async () => {
     server = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
@@ -46,6 +49,7 @@ describe("webhook service lifecycle mid-burst", () => {
     for (const proc of processes) proc.kill();
     await Promise.all(processes.map((proc) => proc.exited));
     await receiver?.close();
+    await collector?.close();
     const nc = await connect({ servers: inject("natsUrl") });
     await (await jetstreamManager(nc)).streams.delete(stream).catch(() => {});
     await nc.close();
@@ -61,7 +65,9 @@ describe("webhook service lifecycle mid-burst", () => {
   });
 
   it("drains in-flight deliveries on SIGTERM, exits 0, and after a restart every event is delivered once", async () => {
+    collector = await startCollector();
     const common = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       DATABASE_URL: webhookDatabaseUrl,
       NATS_URL: inject("natsUrl"),
       SUBDATA_EVENTS_STREAM: stream,
@@ -189,5 +195,24 @@ describe("webhook service lifecycle mid-burst", () => {
 
     expect(await second.stop()).toEqual({ code: 0, signal: null });
     expect(await relay.stop()).toEqual({ code: 0, signal: null });
+
+    // Spans were flushed on shutdown. Every event's publish is exported by the relay under the ids its
+    // message carried, and every POST the receiver got names an exported attempt span whose parent
+    // is that publish: no span in the chain points at a parent that was never exported.
+    const exported = new Map(collector.spans.map((span) => [span.spanId, span]));
+    const producers = collector.spans.filter((span) => span.service === "subdata-relay" && span.kind === 4);
+    expect(new Set(producers.map((span) => span.attributes["messaging.message.id"]))).toEqual(new Set(eventIds));
+    expect(producers.find((span) => span.attributes["messaging.message.id"] === eventIds[0])).toMatchObject({
+      traceId,
+      spanId: relayedTraceparent!.split("-")[2],
+      attributes: { "messaging.system": "nats", "messaging.destination.name": `${subjectPrefix}.subscription.${merchantId}` },
+    });
+    for (const request of receiver.requests) {
+      const [, requestTraceId, requestSpanId] = String(request.headers.traceparent).split("-");
+      const attempt: CollectedSpan | undefined = exported.get(requestSpanId!);
+      expect(attempt).toMatchObject({ service: "subdata-webhook", kind: 3, traceId: requestTraceId, status: { code: 0 } });
+      expect(attempt!.attributes).toMatchObject({ "subdata.event_id": request.headers["webhook-id"], "http.response.status_code": "200" });
+      expect(exported.get(attempt!.parentSpanId!)).toMatchObject({ service: "subdata-relay", kind: 4, traceId: requestTraceId });
+    }
   });
 });

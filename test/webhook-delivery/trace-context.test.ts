@@ -1,6 +1,7 @@
 import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
-import { parseTraceparent } from "@subdata/runtime";
+import { parseTraceparent, type SpanExporter, type SpanRecord } from "@subdata/runtime";
 import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook/pipeline";
+import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/webhook/relay-index";
 import { afterEach, describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { deliveryOf, newEventId, newSubscriptionId, waitFor } from "./support/harness.ts";
@@ -9,7 +10,8 @@ import type { ReceivedRequest } from "./support/receiver.ts";
 /**
  * W3C trace context from the relay to the receiver: the traceparent the relay publishes an event with is
  * stored at ingest (webhook_events.traceparent), and every POST of the event continues that trace with
- * a span of its own, which the attempt's log line names too.
+ * a span of its own, which the attempt's log line names too. With an exporter, the relay's publish and
+ * every attempt are exported as spans under exactly those ids.
  */
 describe("webhook trace context", () => {
   const h = useDeliveryHarness("trace");
@@ -103,6 +105,68 @@ describe("webhook trace context", () => {
       });
       expect(logged.map((line) => [line.traceId, line.spanId])).toEqual(traces.map((trace) => [trace.traceId, trace.spanId]));
     }
+  });
+
+  it("exports the relay's publish and every attempt: the receiver's traceparent names an exported span whose parent is the exported publish", async () => {
+    const exported: SpanRecord[] = [];
+    const spans: SpanExporter = { export: (span) => void exported.push(span), shutdown: async () => {} };
+    const merchantId = await h.fixtures.merchant();
+    const r = await h.receiver((_request, index) => (index === 0 ? { status: 503 } : { status: 200, body: "ok" }));
+    const endpoint = await h.createEndpoint({ merchantId, url: `${r.origin}/hook?token=receiver-secret` });
+    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings([merchantId]), logger: h.logger, spans });
+    pipeline.start();
+    pipelines.push(pipeline);
+    // The relay as relay-main wires it, limited to this test's merchant.
+    const relay = createRelay({
+      repository: createOutboxRepository(h.pool, { merchantIds: [merchantId] }),
+      publisher: createEventPublisher(h.nc, { stream: h.stream, subjectPrefix: h.subjectPrefix, replicas: 1 }),
+      logger: h.logger,
+      batchSize: 10,
+      pollIntervalMs: 1_000,
+      tracing: { spans, subjectPrefix: h.subjectPrefix },
+    });
+    const subscription = await h.fixtures.subscription({ merchantId });
+    expect(await relay.runOnce()).toMatchObject({ claimed: 1, published: 1 });
+    const eventId = (await h.admin.query<{ id: string }>("SELECT id FROM event_outbox WHERE merchant_id = $1", [merchantId])).rows[0]!.id;
+
+    await waitFor("the retry to succeed", async () => (await deliveryOf(h.admin, endpoint.id, eventId))?.status === "SUCCEEDED");
+    const producer = exported.filter((span) => span.kind === "producer");
+    expect(producer).toHaveLength(1);
+    expect(producer[0]).toMatchObject({
+      error: false,
+      attributes: {
+        "messaging.system": "nats",
+        "messaging.destination.name": `${h.subjectPrefix}.subscription.${merchantId}`,
+        "messaging.message.id": eventId,
+        "subdata.merchant_id": merchantId,
+        "subdata.subscription_id": subscription.id,
+      },
+    });
+    // The span the consumer stored is the exported publish.
+    expect(parseTraceparent(await storedTraceparent(eventId))).toMatchObject({ traceId: producer[0]!.traceId, spanId: producer[0]!.spanId });
+
+    expect(r.requests).toHaveLength(2);
+    const clients = exported.filter((span) => span.kind === "client");
+    expect(clients).toHaveLength(2);
+    const byId = new Map(exported.map((span) => [span.spanId, span]));
+    for (const [index, request] of r.requests.entries()) {
+      const received = traceOf(request);
+      const attempt = byId.get(received.spanId);
+      expect(attempt).toMatchObject({ traceId: received.traceId, kind: "client", name: "POST", parentSpanId: producer[0]!.spanId });
+      expect(attempt!.attributes).toMatchObject({
+        "http.request.method": "POST",
+        "url.full": `${r.origin}/hook`,
+        "subdata.endpoint_id": endpoint.id,
+        "subdata.event_id": eventId,
+        "subdata.attempt": index + 1,
+      });
+      // The receiver's server span would be a child of this one: its parent is exported as well.
+      expect(byId.get(attempt!.parentSpanId!)?.kind).toBe("producer");
+    }
+    const [failed, succeeded] = r.requests.map((request) => byId.get(traceOf(request).spanId)!);
+    expect(failed).toMatchObject({ error: true, attributes: { "http.response.status_code": 503, "subdata.error_class": "HTTP_STATUS" } });
+    expect(succeeded).toMatchObject({ error: false, attributes: { "http.response.status_code": 200, "subdata.error_class": "NONE" } });
+    expect(JSON.stringify(exported)).not.toContain("receiver-secret");
   });
 
   it("stores only a well-formed version-00 traceparent: the column refuses anything else", async () => {

@@ -1,6 +1,6 @@
 import { formatTraceparent, parseTraceparent } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import { attemptTrace, storedTraceparent } from "./delivery-trace.ts";
+import { attemptSpan, attemptTrace, storedTraceparent } from "./delivery-trace.ts";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const RELAY_SPAN = "00f067aa0ba902b7";
@@ -63,5 +63,59 @@ describe("attemptTrace", () => {
       expect(parseTraceparent(formatTraceparent(trace))).toEqual({ traceId: trace.traceId, spanId: trace.spanId, flags: "01" });
     }
     expect(second.traceId).not.toBe(first.traceId);
+  });
+});
+
+describe("attemptSpan", () => {
+  const delivery = {
+    id: "wd_1",
+    endpointId: "we_1",
+    eventId: "evt_1",
+    attemptNumber: 2,
+    url: "https://user:pw@hooks.example.com:8443/in/subdata?token=receiver-secret#frag",
+  };
+
+  it("is a CLIENT span under exactly the ids the attempt's traceparent sent, child of the relay's span", () => {
+    const trace = attemptTrace(RELAYED);
+    const span = attemptSpan(delivery, trace, { status: 204, errorClass: "NONE" }, 1_000, 1_012.5);
+    const sent = parseTraceparent(formatTraceparent(trace))!;
+    expect(span).toEqual({
+      traceId: sent.traceId,
+      spanId: sent.spanId,
+      parentSpanId: RELAY_SPAN,
+      name: "POST",
+      kind: "client",
+      startMs: 1_000,
+      endMs: 1_012.5,
+      attributes: {
+        "http.request.method": "POST",
+        // No query string, fragment or credentials: they may be the receiver's secrets.
+        "url.full": "https://hooks.example.com:8443/in/subdata",
+        "server.address": "hooks.example.com",
+        "server.port": 8443,
+        "http.response.status_code": 204,
+        "subdata.delivery_id": "wd_1",
+        "subdata.endpoint_id": "we_1",
+        "subdata.event_id": "evt_1",
+        "subdata.attempt": 2,
+        "subdata.error_class": "NONE",
+      },
+      error: false,
+    });
+    expect(JSON.stringify(span)).not.toMatch(/receiver-secret|user:pw/);
+  });
+
+  it("marks a refused attempt as an error with its status, and one without a response with its error class", () => {
+    const refused = attemptSpan(delivery, attemptTrace(RELAYED), { status: 503, errorClass: "HTTP_STATUS" }, 0, 1);
+    expect(refused).toMatchObject({ error: true, attributes: { "http.response.status_code": 503, "error.type": "503", "subdata.error_class": "HTTP_STATUS" } });
+    const timedOut = attemptSpan(delivery, attemptTrace(RELAYED), { status: null, errorClass: "TIMEOUT" }, 0, 1);
+    expect(timedOut).toMatchObject({ error: true, attributes: { "error.type": "TIMEOUT", "subdata.error_class": "TIMEOUT" } });
+    expect(timedOut.attributes).not.toHaveProperty("http.response.status_code");
+  });
+
+  it("has no parent for an event stored without a trace, and a default port and bare IPv6 address when the URL has them", () => {
+    const span = attemptSpan({ ...delivery, url: "http://[::1]/hook" }, attemptTrace(null), { status: 200, errorClass: "NONE" }, 0, 1);
+    expect(span.parentSpanId).toBeUndefined();
+    expect(span.attributes).toMatchObject({ "url.full": "http://[::1]/hook", "server.address": "::1", "server.port": 80 });
   });
 });

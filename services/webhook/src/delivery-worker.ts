@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { formatTraceparent, type Logger, type Pool } from "@subdata/runtime";
+import { formatTraceparent, type Logger, type Pool, type SpanExporter } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
 import { type ClaimedDelivery, claimDueDeliveries } from "./delivery-claim-repository.ts";
 import type { DeliveryDecision } from "./delivery-record-repository.ts";
-import { attemptTrace } from "./delivery-trace.ts";
+import { attemptSpan, attemptTrace } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
 import { nextAttempt } from "./retry-schedule.ts";
 import type { SecretBox } from "./secret-box.ts";
@@ -53,6 +53,8 @@ export interface DeliveryWorkerOptions {
   disableReason: string;
   random?: () => number;
   merchantIds?: readonly string[] | undefined;
+  /** Set only when OTLP export is configured: each POST is then exported as a CLIENT span. */
+  spans?: SpanExporter | undefined;
   /** Called after each attempt was recorded (metrics). */
   onAttempt?: (report: { errorClass: string; latencyMicros: bigint; outcome: DeliveryDecision["kind"]; endpointDisabled: boolean }) => void;
 }
@@ -64,6 +66,8 @@ export interface DeliveryWorker {
   /** Stops claiming, waits for in-flight deliveries to finish and be recorded. */
   stop(): Promise<void>;
 }
+
+const nowMs = () => performance.timeOrigin + performance.now();
 
 export function decide(attempt: AttemptResult, attemptNumber: number, schedule: readonly number[], random?: () => number): DeliveryDecision {
   if (attempt.errorClass === "NONE") return { kind: "succeeded" };
@@ -187,6 +191,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       logger.error(log, "cannot open the endpoint's signing secret; delivery not sent");
       return;
     }
+    const { spans } = options;
+    const startMs = spans ? nowMs() : 0;
     let attempt: AttemptResult;
     try {
       attempt = await options.sender.send({
@@ -199,6 +205,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     } finally {
       release(delivery.endpointId);
     }
+    if (spans) spans.export(attemptSpan(delivery, trace, attempt, startMs, nowMs()));
     const decision = decide(attempt, delivery.attemptNumber, options.retrySchedule, options.random);
     if (inFlight.has(delivery.endpointId)) failing.set(delivery.endpointId, decision.kind !== "succeeded");
     const recorded = await recorder.add({ delivery, attempt, decision });

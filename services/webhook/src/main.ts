@@ -75,7 +75,7 @@ while (nats === undefined && !stopping.signal.aborted) {
   }
 }
 if (nats !== undefined && !stopping.signal.aborted) {
-  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt });
+  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt, spans });
   pipeline.start();
   logger.info("delivery pipeline started");
 }

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { Logger, Pool } from "@subdata/runtime";
+import type { Logger, Pool, SpanExporter } from "@subdata/runtime";
 import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./deliver-webhook.ts";
 import { type DeliveryPipelineSettings, formatDuration } from "./delivery-config.ts";
 import { type DeliveryWakeups, listenForDeliveries } from "./delivery-repository.ts";
@@ -35,6 +35,8 @@ export interface DeliveryPipelineDeps {
   resolve?: Resolver;
   /** Called after each attempt was recorded (main.ts feeds the delivery metrics). */
   onAttempt?: DeliveryWorkerOptions["onAttempt"];
+  /** The OTLP exporter, when configured: each delivery attempt is exported as a CLIENT span. */
+  spans?: SpanExporter | undefined;
 }
 
 export interface DeliveryPipeline {
@@ -71,6 +73,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     disableReason: `no successful delivery for ${formatDuration(config.disableAfterMs)}`,
     merchantIds: config.merchantIds,
     onAttempt: deps.onAttempt,
+    spans: deps.spans,
   });
   const consumer = createEventConsumer(deps.nats, {
     stream: config.stream,

@@ -23,7 +23,8 @@ const pool = createPool({
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-relay",
 });
-const { logger, metrics } = createProcessObservability({ service: "relay", logLevel: config.LOG_LEVEL, pool });
+const observability = createProcessObservability({ service: "relay", logLevel: config.LOG_LEVEL, pool, env: process.env });
+const { logger, metrics, spans } = observability;
 const onRound = createRelayMetrics(metrics, pool);
 // An idle client losing its connection must not crash the process; the next round backs off.
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
@@ -50,6 +51,7 @@ handleShutdown({
     { name: "nats", run: () => nc?.drain() },
     { name: "health", run: () => health.close() },
     { name: "pool", run: () => pool.end() },
+    { name: "traces", run: () => observability.close() },
   ],
 });
 
@@ -77,6 +79,7 @@ if (nc && !stop.signal.aborted) {
     pollIntervalMs: config.SUBDATA_RELAY_POLL_INTERVAL_MS,
     retention: { days: config.SUBDATA_RELAY_RETENTION_DAYS, everyMs: 60 * 60 * 1000 },
     onRound,
+    tracing: spans ? { spans, subjectPrefix: streamSettings.subjectPrefix } : undefined,
   });
   relay = started;
   listener = createOutboxListener({ connectionString: config.DATABASE_URL, logger, onWake: () => started.wake() });

@@ -1,6 +1,7 @@
-import { createLogger } from "@subdata/runtime";
+import { createLogger, parseTraceparent, type SpanExporter, type SpanRecord } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import type { EventPublisher } from "./event-stream.ts";
+import type { OutboxRow, SubscriptionSnapshot } from "./outbox-event.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import { createRelay } from "./relay.ts";
 
@@ -62,5 +63,129 @@ describe("createRelay", () => {
     await until(() => counted.claims() === 4);
     await relay.stop();
     expect(counted.claims()).toBe(4);
+  });
+});
+
+const snapshot: SubscriptionSnapshot = {
+  id: "sub_1",
+  merchant_id: "mer_1",
+  customer_id: "cus_1",
+  plan_id: "plan_1",
+  status: "ACTIVE",
+  price_minor: "1999",
+  currency: "USD",
+  quantity: 1,
+  current_period_start: "2026-11-22T00:22:27.864363+00:00",
+  current_period_end: "2026-12-22T00:22:27+00:00",
+  next_charge_at: null,
+  trial_ends_at: null,
+  paused_at: null,
+  cancelled_at: null,
+  cancellation_reason: null,
+  created_at: "2026-11-22T00:22:27.000001+00:00",
+  updated_at: "2026-11-22T00:22:27.000001+00:00",
+  version: "1",
+  customer: { id: "cus_1", email: "a@example.com", name: "A" },
+  plan: { id: "plan_1", name: "Box", interval: "MONTH", interval_count: 1 },
+};
+
+const outboxRow = (id: string, subscriptionId: string, seq: bigint): OutboxRow => ({
+  id,
+  seq,
+  merchant_id: "mer_1",
+  subscription_id: subscriptionId,
+  event_type: "subscription.created",
+  version: 1n,
+  occurred_at: "2026-11-22 00:22:27.864400+00",
+  payload: { subscription: { ...snapshot, id: subscriptionId }, previous: null, changed_columns: [] },
+  attempts: 0,
+});
+
+/** A repository that hands out `rows` once, as one claimed batch. */
+function batchRepository(rows: OutboxRow[]): OutboxRepository {
+  return {
+    async withClaimedBatch(_limit, handle) {
+      const batch = rows.splice(0);
+      return { claimed: batch.length, outcome: await handle(batch) };
+    },
+    purgePublished: async () => 0,
+  };
+}
+
+function capturedSpans(): { exporter: SpanExporter; spans: SpanRecord[] } {
+  const spans: SpanRecord[] = [];
+  return { spans, exporter: { export: (span) => void spans.push(span), shutdown: async () => {} } };
+}
+
+describe("the relay's publish spans", () => {
+  /** A publisher that records each message's traceparent and refuses the events in `failing`. */
+  function recordingPublisher(failing: ReadonlySet<string> = new Set()) {
+    const traceparents = new Map<string, string>();
+    const publisher: EventPublisher = {
+      async publish(event) {
+        if (failing.has(event.id)) throw Object.assign(new Error("no PubAck"), { name: "TimeoutError" });
+        traceparents.set(event.id, event.traceparent!);
+        return { seq: traceparents.size, duplicate: event.id === "evt_dup" };
+      },
+    };
+    return { publisher, traceparents };
+  }
+
+  it("exports one PRODUCER span per published event, under the ids of the traceparent the message carried", async () => {
+    const { exporter, spans } = capturedSpans();
+    const { publisher, traceparents } = recordingPublisher();
+    const relay = createRelay({
+      repository: batchRepository([outboxRow("evt_a", "sub_1", 1n), outboxRow("evt_b", "sub_2", 2n)]),
+      publisher,
+      logger,
+      batchSize: 10,
+      pollIntervalMs: 1_000,
+      tracing: { spans: exporter, subjectPrefix: "subdata.events" },
+    });
+    expect(await relay.runOnce()).toMatchObject({ claimed: 2, published: 2, failed: 0 });
+
+    expect(spans.map((span) => span.attributes["messaging.message.id"]).sort()).toEqual(["evt_a", "evt_b"]);
+    for (const span of spans) {
+      const eventId = String(span.attributes["messaging.message.id"]);
+      const sent = parseTraceparent(traceparents.get(eventId));
+      expect(span).toMatchObject({ traceId: sent!.traceId, spanId: sent!.spanId, kind: "producer", error: false });
+      // Each event starts a trace: the publish is its root.
+      expect(span.parentSpanId).toBeUndefined();
+      expect(span.name).toBe("publish subdata.events.subscription.{merchant_id}");
+      expect(span.endMs).toBeGreaterThanOrEqual(span.startMs);
+      expect(span.attributes).toEqual({
+        "messaging.system": "nats",
+        "messaging.operation.name": "publish",
+        "messaging.operation.type": "send",
+        "messaging.destination.name": "subdata.events.subscription.mer_1",
+        "messaging.destination.template": "subdata.events.subscription.{merchant_id}",
+        "messaging.message.id": eventId,
+        "subdata.merchant_id": "mer_1",
+        "subdata.subscription_id": eventId === "evt_a" ? "sub_1" : "sub_2",
+        "subdata.event_type": "subscription.created",
+      });
+    }
+    expect(new Set(spans.map((span) => span.traceId)).size).toBe(2);
+  });
+
+  it("marks a failed publish as an error, and exports nothing for the events its subscription then holds back", async () => {
+    const { exporter, spans } = capturedSpans();
+    const { publisher } = recordingPublisher(new Set(["evt_a"]));
+    const relay = createRelay({
+      repository: batchRepository([outboxRow("evt_a", "sub_1", 1n), outboxRow("evt_b", "sub_1", 2n), outboxRow("evt_dup", "sub_2", 3n)]),
+      publisher,
+      logger,
+      batchSize: 10,
+      pollIntervalMs: 1_000,
+      tracing: { spans: exporter, subjectPrefix: "subdata.events" },
+    });
+    expect(await relay.runOnce()).toMatchObject({ claimed: 3, published: 1, failed: 1 });
+
+    const byEvent = new Map(spans.map((span) => [span.attributes["messaging.message.id"], span]));
+    expect([...byEvent.keys()].sort()).toEqual(["evt_a", "evt_dup"]);
+    expect(byEvent.get("evt_a")).toMatchObject({ kind: "producer", error: true, attributes: { "error.type": "TimeoutError" } });
+    // A re-publish JetStream dropped as a duplicate says so: its message never reached the stream.
+    expect(byEvent.get("evt_dup")).toMatchObject({ error: false, attributes: { "subdata.duplicate": true } });
+    expect(byEvent.get("evt_dup")!.attributes["error.type"]).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { formatTraceparent, type Logger, startTrace } from "@subdata/runtime";
-import type { EventPublisher } from "./event-stream.ts";
+import { formatTraceparent, type Logger, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
+import { type EventPublisher, type PublishedEvent, subscriptionEventSubject } from "./event-stream.ts";
 import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
 import { createBackoff, sleep } from "./relay-backoff.ts";
@@ -24,8 +24,18 @@ export interface RelayDeps {
   retention?: { days: number; everyMs: number };
   /** Called after every round that reached Postgres (metrics). */
   onRound?: (round: RoundResult) => void;
+  /**
+   * Set only when OTLP export is configured: each publish is then exported as a PRODUCER span, the
+   * parent of every delivery attempt's span. `subjectPrefix` names the subject in its attributes.
+   */
+  tracing?: RelayTracing | undefined;
   /** Test seams for crash scenarios: throwing here aborts the batch after publishing, before marking. */
   faults?: { beforeMark?: (publishedIds: readonly string[]) => void | Promise<void> };
+}
+
+export interface RelayTracing {
+  spans: SpanExporter;
+  subjectPrefix: string;
 }
 
 export interface RoundResult {
@@ -55,7 +65,47 @@ interface PublishOutcome extends BatchOutcome {
   failures: Array<{ id: string; error: string; transient: boolean }>;
 }
 
-async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublisher, logger: Logger): Promise<PublishOutcome> {
+const nowMs = () => performance.timeOrigin + performance.now();
+
+/**
+ * The span of one publish, under the ids its message's traceparent carries: a receiver's traceparent
+ * names an attempt span whose parent is this one. Named after the subject's template (OTel messaging
+ * conventions: the merchant id in the subject would make one span name per merchant).
+ */
+function exportPublishSpan(
+  tracing: RelayTracing,
+  row: OutboxRow,
+  trace: TraceContext,
+  startMs: number,
+  outcome: { errorType?: string; duplicate?: boolean },
+): void {
+  const template = `${tracing.subjectPrefix}.subscription.{merchant_id}`;
+  tracing.spans.export({
+    traceId: trace.traceId,
+    spanId: trace.spanId,
+    name: `publish ${template}`,
+    kind: "producer",
+    startMs,
+    endMs: nowMs(),
+    attributes: {
+      "messaging.system": "nats",
+      "messaging.operation.name": "publish",
+      "messaging.operation.type": "send",
+      "messaging.destination.name": subscriptionEventSubject(tracing.subjectPrefix, row.merchant_id),
+      "messaging.destination.template": template,
+      "messaging.message.id": row.id,
+      "subdata.merchant_id": row.merchant_id,
+      "subdata.subscription_id": row.subscription_id,
+      "subdata.event_type": row.event_type,
+      // The stream dropped a duplicate's message: deliveries continue the trace of its first copy.
+      ...(outcome.duplicate ? { "subdata.duplicate": true } : {}),
+      ...(outcome.errorType ? { "error.type": outcome.errorType } : {}),
+    },
+    error: outcome.errorType !== undefined,
+  });
+}
+
+async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublisher, logger: Logger, tracing: RelayTracing | undefined): Promise<PublishOutcome> {
   const chains = new Map<string, OutboxRow[]>();
   for (const row of rows) {
     const chain = chains.get(row.subscription_id);
@@ -79,22 +129,26 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
         }
         // The outbox row has no trace of its own (it is written by a trigger): each event starts one.
         const trace = startTrace();
+        const startMs = tracing ? nowMs() : 0;
+        let ack: PublishedEvent;
         try {
-          const ack = await publisher.publish({
+          ack = await publisher.publish({
             id: row.id,
             type: row.event_type,
             merchantId: row.merchant_id,
             data,
             traceparent: formatTraceparent(trace),
           });
-          logger.debug({ eventId: row.id, traceId: trace.traceId, seq: ack.seq }, "event published");
-          if (ack.duplicate) logger.info({ eventId: row.id, seq: ack.seq }, "event was already in the stream (re-published after a crash)");
-          publishedIds.push(row.id);
         } catch (error) {
+          if (tracing) exportPublishSpan(tracing, row, trace, startMs, { errorType: error instanceof Error ? error.name : "Error" });
           failures.push({ id: row.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), transient: true });
           // Later events of this subscription must wait for this one: stop the chain here.
           return;
         }
+        if (tracing) exportPublishSpan(tracing, row, trace, startMs, { duplicate: ack.duplicate });
+        logger.debug({ eventId: row.id, traceId: trace.traceId, seq: ack.seq }, "event published");
+        if (ack.duplicate) logger.info({ eventId: row.id, seq: ack.seq }, "event was already in the stream (re-published after a crash)");
+        publishedIds.push(row.id);
       }
     }),
   );
@@ -131,7 +185,7 @@ export function createRelay(deps: RelayDeps): Relay {
     woken = false;
     let transient: PublishOutcome["failures"] = [];
     const { claimed, outcome } = await repository.withClaimedBatch(batchSize, async (rows) => {
-      const result = await publishBatch(rows, publisher, logger);
+      const result = await publishBatch(rows, publisher, logger, deps.tracing);
       transient = result.failures.filter((failure) => failure.transient);
       await deps.faults?.beforeMark?.(result.publishedIds);
       return result;
