@@ -165,6 +165,19 @@ async function waitUntilIdle(processes: readonly ProcessRef[], maxMs = 20_000): 
   return false;
 }
 
+/** What a target's runs of one scenario report: medians of rate, latency and CPU; error counts summed. */
+function summarizeRuns(runs: readonly HttpRun[]): Pick<HttpResult, "requestsPerSecond" | "p50Ms" | "p99Ms" | "cpuUsPerRequest" | "non2xx" | "errors"> {
+  const names = new Set(runs.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
+  return {
+    requestsPerSecond: median(runs.map((run) => run.load.requestsPerSecond)),
+    p50Ms: median(runs.map((run) => run.load.p50Ms)),
+    p99Ms: median(runs.map((run) => run.load.p99Ms)),
+    cpuUsPerRequest: Object.fromEntries([...names].map((name) => [name, median(runs.map((run) => run.cpuUsPerRequest[name] ?? Number.NaN))])),
+    non2xx: runs.reduce((sum, run) => sum + run.load.non2xx, 0),
+    errors: runs.reduce((sum, run) => sum + run.load.errors, 0),
+  };
+}
+
 /**
  * Every scenario against every target: a warm-up, then `repetitions` runs, alternating targets within
  * each repetition so slow drifts of the shared machine hit both alike, each run starting with the stack
@@ -193,20 +206,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResul
     for (const process of options.processes) peaks[process.name] = peakRssMb(process.pid) ?? Number.NaN;
     for (const target of options.targets) {
       const targetRuns = runs.get(target.name)!;
-      const names = new Set(targetRuns.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
-      results.push({
-        scenario: scenario.name,
-        description: scenario.description,
-        target: target.name,
-        runs: targetRuns,
-        requestsPerSecond: median(targetRuns.map((run) => run.load.requestsPerSecond)),
-        p50Ms: median(targetRuns.map((run) => run.load.p50Ms)),
-        p99Ms: median(targetRuns.map((run) => run.load.p99Ms)),
-        cpuUsPerRequest: Object.fromEntries([...names].map((name) => [name, median(targetRuns.map((run) => run.cpuUsPerRequest[name] ?? Number.NaN))])),
-        peakRssMb: peaks,
-        non2xx: targetRuns.reduce((sum, run) => sum + run.load.non2xx, 0),
-        errors: targetRuns.reduce((sum, run) => sum + run.load.errors, 0),
-      });
+      results.push({ scenario: scenario.name, description: scenario.description, target: target.name, runs: targetRuns, ...summarizeRuns(targetRuns), peakRssMb: peaks });
     }
   }
   return results;
@@ -312,18 +312,7 @@ export async function runPacedLatency(options: HttpBenchOptions, scenario: Scena
   }
   const results = options.targets.map((target): PacedRun => {
     const targetRuns = runs.get(target.name)!;
-    const names = new Set(targetRuns.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
-    return {
-      target: target.name,
-      runs: targetRuns,
-      requestsPerSecond: median(targetRuns.map((run) => run.load.requestsPerSecond)),
-      p50Ms: median(targetRuns.map((run) => run.load.p50Ms)),
-      p99Ms: median(targetRuns.map((run) => run.load.p99Ms)),
-      cpuUsPerRequest: Object.fromEntries([...names].map((name) => [name, median(targetRuns.map((run) => run.cpuUsPerRequest[name] ?? Number.NaN))])),
-      non2xx: targetRuns.reduce((sum, run) => sum + run.load.non2xx, 0),
-      errors: targetRuns.reduce((sum, run) => sum + run.load.errors, 0),
-      fewestResponses: Math.min(...targetRuns.map((run) => run.load.requests)),
-    };
+    return { target: target.name, runs: targetRuns, ...summarizeRuns(targetRuns), fewestResponses: Math.min(...targetRuns.map((run) => run.load.requests)) };
   });
   return { scenario: scenario.name, offeredPerSecond, share, meanPauseMs: pacing.meanPauseMs, results };
 }

@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
+import { startCollector } from "./support/otlp-collector.ts";
 import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
 
 /**
@@ -16,40 +15,6 @@ import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startPr
  * A stub OTLP collector receives the spans the processes export on the way.
  */
 
-interface ExportedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  service: string;
-}
-
-async function startCollector(): Promise<{ url: string; spans: ExportedSpan[]; close(): Promise<void> }> {
-  const spans: ExportedSpan[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-        resourceSpans: Array<{
-          resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
-          scopeSpans: Array<{ spans: Array<Omit<ExportedSpan, "service">> }>;
-        }>;
-      };
-      for (const resource of body.resourceSpans) {
-        const service = resource.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue ?? "";
-        for (const scope of resource.scopeSpans) for (const span of scope.spans) spans.push({ ...span, service });
-      }
-      response.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 describe("gateway lifecycle under load", () => {
   const serviceToken = randomBytes(24).toString("hex");
   const common = {

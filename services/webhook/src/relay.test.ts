@@ -1,9 +1,10 @@
 import { createLogger, parseTraceparent, type SpanExporter, type SpanRecord } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import type { EventPublisher } from "./event-stream.ts";
-import type { OutboxRow, SubscriptionSnapshot } from "./outbox-event.ts";
+import type { OutboxRow } from "./outbox-event.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import { createRelay } from "./relay.ts";
+import { outboxRow as sharedOutboxRow, SNAPSHOT } from "./test-support/outbox-rows.ts";
 
 const logger = createLogger({ name: "relay-test", level: "silent" });
 const publisher: EventPublisher = { publish: async () => ({ seq: 1, duplicate: false }) };
@@ -66,40 +67,8 @@ describe("createRelay", () => {
   });
 });
 
-const snapshot: SubscriptionSnapshot = {
-  id: "sub_1",
-  merchant_id: "mer_1",
-  customer_id: "cus_1",
-  plan_id: "plan_1",
-  status: "ACTIVE",
-  price_minor: "1999",
-  currency: "USD",
-  quantity: 1,
-  current_period_start: "2026-11-22T00:22:27.864363+00:00",
-  current_period_end: "2026-12-22T00:22:27+00:00",
-  next_charge_at: null,
-  trial_ends_at: null,
-  paused_at: null,
-  cancelled_at: null,
-  cancellation_reason: null,
-  created_at: "2026-11-22T00:22:27.000001+00:00",
-  updated_at: "2026-11-22T00:22:27.000001+00:00",
-  version: "1",
-  customer: { id: "cus_1", email: "a@example.com", name: "A" },
-  plan: { id: "plan_1", name: "Box", interval: "MONTH", interval_count: 1 },
-};
-
-const outboxRow = (id: string, subscriptionId: string, seq: bigint): OutboxRow => ({
-  id,
-  seq,
-  merchant_id: "mer_1",
-  subscription_id: subscriptionId,
-  event_type: "subscription.created",
-  version: 1n,
-  occurred_at: "2026-11-22 00:22:27.864400+00",
-  payload: { subscription: { ...snapshot, id: subscriptionId }, previous: null, changed_columns: [] },
-  attempts: 0,
-});
+const outboxRow = (id: string, subscriptionId: string, seq: bigint): OutboxRow =>
+  sharedOutboxRow({ id, seq, subscription_id: subscriptionId, payload: { subscription: { ...SNAPSHOT, id: subscriptionId }, previous: null, changed_columns: [] } });
 
 /** A repository that hands out `rows` once, as one claimed batch. */
 function batchRepository(rows: OutboxRow[]): OutboxRepository {
