@@ -281,10 +281,16 @@ export interface PacedRun {
 
 export interface PacedLatency {
   scenario: string;
-  /** The load offered to every target: `share` of the baseline's closed-loop requests/s. */
+  /**
+   * `share` of the baseline's closed-loop requests/s: the rate the mean pause is chosen for. A closed
+   * model (a connection waits for its response before pausing again) offers each target a little less,
+   * connections ÷ (pause + its latency).
+   */
   offeredPerSecond: number;
   share: number;
   meanPauseMs: number;
+  /** How the load generator paced the connections (load-generator.ts describePacing). */
+  pacing: string;
   results: PacedRun[];
 }
 
@@ -292,8 +298,8 @@ export interface PacedLatency {
  * Latency at a given load rather than at saturation. In a closed loop (no pause between requests) the
  * median latency is connections ÷ throughput by Little's law, so a p99 measured there restates the
  * throughput and says nothing about how long a request waits when the servers have headroom. Here the
- * same connections pause between requests (exponentially, see load-generator.ts), offering the same
- * rate to every target: `share` of what the baseline served in its closed-loop runs. Targets alternate
+ * same connections pause between requests (exponentially with wrk, see load-generator.ts), with one mean
+ * pause for every target, chosen for `share` of what the baseline served in its closed-loop runs. Targets alternate
  * within each repetition, each run after the stack is idle, as in runHttpBench.
  */
 export async function runPacedLatency(options: HttpBenchOptions, scenario: Scenario, baselineRequestsPerSecond: number, share: number): Promise<PacedLatency> {
@@ -314,5 +320,5 @@ export async function runPacedLatency(options: HttpBenchOptions, scenario: Scena
     const targetRuns = runs.get(target.name)!;
     return { target: target.name, runs: targetRuns, ...summarizeRuns(targetRuns), fewestResponses: Math.min(...targetRuns.map((run) => run.load.requests)) };
   });
-  return { scenario: scenario.name, offeredPerSecond, share, meanPauseMs: pacing.meanPauseMs, results };
+  return { scenario: scenario.name, offeredPerSecond, share, meanPauseMs: pacing.meanPauseMs, pacing: options.load.describePacing(pacing, options.connections), results };
 }

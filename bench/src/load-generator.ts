@@ -36,6 +36,8 @@ export interface LoadGenerator {
   describe: string;
   /** Without `pacing`, a closed loop: every connection always has a request outstanding. */
   run(target: LoadTarget, connections: number, seconds: number, pacing?: Pacing): Promise<LoadResult>;
+  /** How this generator carries out `pacing`, for the report. */
+  describePacing(pacing: Pacing, connections: number): string;
 }
 
 /** The mean pause per connection that offers `requestsPerSecond` over `connections` (latency aside). */
@@ -97,6 +99,7 @@ function wrkGenerator(): LoadGenerator {
   return {
     name: "wrk",
     describe: "wrk, 1 thread, on the same 2 cores as every server (no pinning)",
+    describePacing: (pacing) => `each pausing ${pacing.meanPauseMs.toFixed(0)} ms on average (exponentially distributed, wrk's delay() hook) before every request`,
     run(target, connections, seconds, pacing) {
       const args = ["-t1", `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, "--timeout", "10s", "--latency"];
       for (const [name, value] of Object.entries(target.headers)) args.push("-H", `${name}: ${value}`);
@@ -130,9 +133,14 @@ async function autocannonGenerator(): Promise<LoadGenerator> {
   return {
     name: "autocannon",
     describe: "autocannon, inside the bench process, on the same 2 cores as every server (no pinning)",
+    describePacing: (pacing, connections) =>
+      `capped at ${pacedRate(pacing, connections)} req/s in all (autocannon sends each connection's share of a second at once, then waits: ` +
+      "burstier than wrk's exponential pauses, so not comparable with a wrk run)",
     async run(target, connections, seconds, pacing) {
-      // autocannon caps the overall rate (no random pauses per connection): the closest it offers.
-      const paced = pacing ? { overallRate: Math.max(1, Math.round((connections * 1000) / pacing.meanPauseMs)) } : {};
+      // autocannon caps the overall rate (no random pauses per connection): the closest it offers. It would
+      // also add samples for requests it "should" have sent (coordinated-omission correction), which are
+      // not latencies any request had.
+      const paced = pacing ? { overallRate: pacedRate(pacing, connections), ignoreCoordinatedOmission: true } : {};
       const result = await autocannon({ url: target.url, headers: target.headers, connections, duration: Math.max(1, seconds), timeout: 10, ...paced });
       return {
         requests: result.requests.total,
@@ -145,6 +153,11 @@ async function autocannonGenerator(): Promise<LoadGenerator> {
       };
     },
   };
+}
+
+/** The overall rate autocannon is capped at for a pacing. */
+function pacedRate(pacing: Pacing, connections: number): number {
+  return Math.max(1, Math.round((connections * 1000) / pacing.meanPauseMs));
 }
 
 interface AutocannonResult {

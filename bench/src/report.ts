@@ -51,8 +51,11 @@ export function judgeTargets(http: readonly HttpResult[], depth: DepthComparison
   const pacedBaseline = paced?.results.find((result) => result.target === "baseline");
   if (paced && pacedGateway) {
     verdicts.push({
-      target: `gateway list page p99 ≤ 100 ms at 64 connections, paced at ${fixed(paced.share * 100)} % of the baseline's peak`,
-      measured: `${fixed(pacedGateway.p99Ms, 1)} ms at ${fixed(pacedGateway.requestsPerSecond)} req/s (baseline ${pacedBaseline ? `${fixed(pacedBaseline.p99Ms, 1)} ms` : "–"})`,
+      // Not the issue's wording: the same bound, read below saturation (docs/benchmarks.md, "Paced latency").
+      target: `the same p99 bound with the 64 connections paced (pause chosen for ${fixed(paced.share * 100)} % of the baseline's closed-loop rate)`,
+      measured:
+        `${fixed(pacedGateway.p99Ms, 1)} ms at ${fixed(pacedGateway.requestsPerSecond)} req/s` +
+        (pacedBaseline ? ` (baseline ${fixed(pacedBaseline.p99Ms, 1)} ms at ${fixed(pacedBaseline.requestsPerSecond)} req/s)` : ""),
       met: pacedGateway.p99Ms <= 100,
     });
   }
@@ -115,8 +118,8 @@ export function renderTables(report: BenchReport): string {
     const p = report.paced;
     lines.push(
       "",
-      `Paced: ${p.scenario} at ${report.settings.connections} connections, each pausing ${fixed(p.meanPauseMs)} ms on average (exponential) before every request, ` +
-        `offering ${fixed(p.offeredPerSecond)} req/s to each server (${fixed(p.share * 100)} % of the baseline's closed-loop median above); medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s:`,
+      `Paced: ${p.scenario} over ${report.settings.connections} connections, ${p.pacing}; the pause is chosen for ${fixed(p.offeredPerSecond)} req/s ` +
+        `(${fixed(p.share * 100)} % of the baseline's closed-loop median above), the same for both servers; medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s:`,
       "",
       "| server | req/s served | p50 / p99 ms | CPU µs per request: baseline or gateway / query / auth / postgres |",
       "|---|---:|---:|---:|",

@@ -39,6 +39,7 @@ describe("an endpoint deleted while its attempts are recorded", () => {
 
     // The delete holds its rows until it commits; the recording must wait for it, then go on without them.
     const deleter = await h.admin.connect();
+    let committed = false;
     try {
       await deleter.query("BEGIN");
       await deleter.query("DELETE FROM webhook_endpoints WHERE id = $1", [doomed.id]);
@@ -50,8 +51,11 @@ describe("an endpoint deleted while its attempts are recorded", () => {
         return rows[0]!.waiting > 0;
       });
       await deleter.query("COMMIT");
+      committed = true;
       await expect(recording).resolves.toEqual(new Map());
     } finally {
+      // A failed wait must not hand an open transaction (and its locks) back to the pool.
+      if (!committed) await deleter.query("ROLLBACK").catch(() => {});
       deleter.release();
     }
 

@@ -155,7 +155,8 @@ describe("webhook trace context", () => {
       expect(attempt).toMatchObject({ traceId: received.traceId, kind: "client", name: "POST", parentSpanId: producer[0]!.spanId });
       expect(attempt!.attributes).toMatchObject({
         "http.request.method": "POST",
-        "url.full": `${r.origin}/hook`,
+        "server.address": "127.0.0.1",
+        "server.port": Number(new URL(r.origin).port),
         "subdata.endpoint_id": endpoint.id,
         "subdata.event_id": eventId,
         "subdata.attempt": index + 1,

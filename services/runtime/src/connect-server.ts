@@ -39,13 +39,16 @@ export interface ConnectObservability {
 export const http2Settings: http2.Settings = { initialWindowSize: 4 * 1024 * 1024 };
 
 const PG_QUERY_CANCELED = "57014";
+/** Deadlock detected, serialization failure: the transaction lost a race and may simply be repeated. */
+const PG_CONFLICTS = new Set(["40P01", "40001"]);
 
 /**
  * Turns anything that is not a deliberate ConnectError into one without leaking internals: statement
- * timeouts become DEADLINE_EXCEEDED, lost database connections UNAVAILABLE, the rest INTERNAL. The
- * original is logged with its stack.
+ * timeouts become DEADLINE_EXCEEDED, lost database connections UNAVAILABLE, a deadlock or
+ * serialization failure ABORTED (gRPC's "retry the whole transaction"; e.g. DeleteEndpoint racing the
+ * delivery recorder), the rest INTERNAL. The original is logged with its stack.
  */
-function normaliseErrors(logger: Logger): Interceptor {
+export function normaliseErrors(logger: Logger): Interceptor {
   return (next) => async (request) => {
     try {
       return await next(request);
@@ -54,6 +57,10 @@ function normaliseErrors(logger: Logger): Interceptor {
       const pgCode = (error as { code?: unknown }).code;
       if (pgCode === PG_QUERY_CANCELED) {
         throw new ConnectError("the query took too long", Code.DeadlineExceeded);
+      }
+      if (typeof pgCode === "string" && PG_CONFLICTS.has(pgCode)) {
+        logger.warn({ err: error, method: request.method.name }, "transaction conflicted; the caller may retry");
+        throw new ConnectError("a concurrent change conflicted with this request; retry it", Code.Aborted);
       }
       if (isConnectionError(error)) {
         logger.warn({ err: error, method: request.method.name }, "database unavailable");

@@ -4,7 +4,7 @@ import type { Logger } from "./logger.ts";
  * Optional OTLP trace export without the OpenTelemetry SDK: finished spans are batched and POSTed as
  * OTLP/HTTP JSON (https://opentelemetry.io/docs/specs/otlp/#otlphttp) to a collector. Only the span
  * tree our own W3C propagation already knows is exported: one SERVER span per gateway request and per
- * RPC handled. Nothing is set up, and nothing changes, unless OTEL_EXPORTER_OTLP_ENDPOINT (or
+ * RPC handled, one PRODUCER span per relay publish, one CLIENT span per webhook attempt. Nothing is set up, and nothing changes, unless OTEL_EXPORTER_OTLP_ENDPOINT (or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. Export failures are logged and dropped: tracing must
  * never slow or fail a request.
  */

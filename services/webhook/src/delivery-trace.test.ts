@@ -1,5 +1,6 @@
 import { formatTraceparent, parseTraceparent } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
+import type { AttemptErrorClass } from "./deliver-webhook.ts";
 import { attemptSpan, attemptTrace, storedTraceparent } from "./delivery-trace.ts";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -72,12 +73,19 @@ describe("attemptSpan", () => {
     endpointId: "we_1",
     eventId: "evt_1",
     attemptNumber: 2,
-    url: "https://user:pw@hooks.example.com:8443/in/subdata?token=receiver-secret#frag",
+    // A Slack-style URL: the receiver's secret is in the path, a second one in the query.
+    url: "https://user:pw@hooks.example.com:8443/services/T0/B0/path-secret?token=receiver-secret#frag",
   };
+  const answered = (status: number | null, errorClass: AttemptErrorClass, startMs = 1_000, latencyMicros = 12_500n) => ({
+    status,
+    errorClass,
+    startedAt: new Date(startMs),
+    latencyMicros,
+  });
 
   it("is a CLIENT span under exactly the ids the attempt's traceparent sent, child of the relay's span", () => {
     const trace = attemptTrace(RELAYED);
-    const span = attemptSpan(delivery, trace, { status: 204, errorClass: "NONE" }, 1_000, 1_012.5);
+    const span = attemptSpan(delivery, trace, answered(204, "NONE"));
     const sent = parseTraceparent(formatTraceparent(trace))!;
     expect(span).toEqual({
       traceId: sent.traceId,
@@ -89,8 +97,8 @@ describe("attemptSpan", () => {
       endMs: 1_012.5,
       attributes: {
         "http.request.method": "POST",
-        // No query string, fragment or credentials: they may be the receiver's secrets.
-        "url.full": "https://hooks.example.com:8443/in/subdata",
+        // No path, query string, fragment or credentials: any of them may be the receiver's secret.
+        "url.scheme": "https",
         "server.address": "hooks.example.com",
         "server.port": 8443,
         "http.response.status_code": 204,
@@ -102,20 +110,20 @@ describe("attemptSpan", () => {
       },
       error: false,
     });
-    expect(JSON.stringify(span)).not.toMatch(/receiver-secret|user:pw/);
+    expect(JSON.stringify(span)).not.toMatch(/path-secret|receiver-secret|user:pw|services/);
   });
 
   it("marks a refused attempt as an error with its status, and one without a response with its error class", () => {
-    const refused = attemptSpan(delivery, attemptTrace(RELAYED), { status: 503, errorClass: "HTTP_STATUS" }, 0, 1);
+    const refused = attemptSpan(delivery, attemptTrace(RELAYED), answered(503, "HTTP_STATUS"));
     expect(refused).toMatchObject({ error: true, attributes: { "http.response.status_code": 503, "error.type": "503", "subdata.error_class": "HTTP_STATUS" } });
-    const timedOut = attemptSpan(delivery, attemptTrace(RELAYED), { status: null, errorClass: "TIMEOUT" }, 0, 1);
+    const timedOut = attemptSpan(delivery, attemptTrace(RELAYED), answered(null, "TIMEOUT"));
     expect(timedOut).toMatchObject({ error: true, attributes: { "error.type": "TIMEOUT", "subdata.error_class": "TIMEOUT" } });
     expect(timedOut.attributes).not.toHaveProperty("http.response.status_code");
   });
 
   it("has no parent for an event stored without a trace, and a default port and bare IPv6 address when the URL has them", () => {
-    const span = attemptSpan({ ...delivery, url: "http://[::1]/hook" }, attemptTrace(null), { status: 200, errorClass: "NONE" }, 0, 1);
+    const span = attemptSpan({ ...delivery, url: "http://[::1]/hook" }, attemptTrace(null), answered(200, "NONE"));
     expect(span.parentSpanId).toBeUndefined();
-    expect(span.attributes).toMatchObject({ "url.full": "http://[::1]/hook", "server.address": "::1", "server.port": 80 });
+    expect(span.attributes).toMatchObject({ "url.scheme": "http", "server.address": "::1", "server.port": 80 });
   });
 });

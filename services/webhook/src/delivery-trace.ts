@@ -36,16 +36,16 @@ export interface AttemptSpanDelivery {
 /**
  * One attempt as an OTLP CLIENT span (OTel HTTP client conventions), under exactly the ids its
  * traceparent header sent, so a receiver's server span has an exported parent; that parent is the
- * relay's PRODUCER span when the event was stored with a traceparent. Only the URL's origin and path
- * are kept: a query string may carry the receiver's own secret.
+ * relay's PRODUCER span when the event was stored with a traceparent. Only the URL's origin is kept:
+ * receivers put their own secrets in the path (Slack, Discord, Teams incoming webhooks) or the query;
+ * subdata.endpoint_id says which endpoint it was. Timed like the attempt log line (startedAt, latency).
  */
 export function attemptSpan(
   delivery: AttemptSpanDelivery,
   trace: TraceContext,
-  attempt: Pick<AttemptResult, "status" | "errorClass">,
-  startMs: number,
-  endMs: number,
+  attempt: Pick<AttemptResult, "status" | "errorClass" | "startedAt" | "latencyMicros">,
 ): SpanRecord {
+  const startMs = attempt.startedAt.getTime();
   // The sender reports an unparsable URL as a failed attempt; the span must not throw over it.
   const url = URL.canParse(delivery.url) ? new URL(delivery.url) : undefined;
   const failed = attempt.errorClass !== "NONE";
@@ -56,12 +56,12 @@ export function attemptSpan(
     name: "POST",
     kind: "client",
     startMs,
-    endMs,
+    endMs: startMs + Number(attempt.latencyMicros) / 1000,
     attributes: {
       "http.request.method": "POST",
       ...(url
         ? {
-            "url.full": `${url.origin}${url.pathname}`,
+            "url.scheme": url.protocol.slice(0, -1),
             "server.address": url.hostname.replace(/^\[(.*)\]$/, "$1"),
             "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)),
           }

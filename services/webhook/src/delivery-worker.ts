@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { formatTraceparent, type Logger, type Pool, type SpanExporter } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
-import { type ClaimedDelivery, claimDueDeliveries } from "./delivery-claim-repository.ts";
+import { type ClaimedDelivery, type ClaimResult, claimDueDeliveries } from "./delivery-claim-repository.ts";
 import type { DeliveryDecision } from "./delivery-record-repository.ts";
 import { attemptSpan, attemptTrace } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
@@ -31,8 +31,9 @@ import type { SecretBox } from "./secret-box.ts";
  * such a claim found no other due row, claims that would skip at least those endpoints again are
  * held back until something may have made another endpoint's row due: new rows (wake), a recorded
  * attempt of another endpoint (it may release that endpoint's next version), or `pollIntervalMs`
- * (retries and leases coming due). Otherwise every recorded batch of a saturated receiver paid for
- * that walk, to find nothing, about as often as the claims that do the work.
+ * after the empty claim (retries and leases coming due), never later. Otherwise every recorded batch
+ * of a saturated receiver paid for that walk, to find nothing, about as often as the claims that do
+ * the work.
  */
 
 export interface DeliveryWorkerOptions {
@@ -55,6 +56,8 @@ export interface DeliveryWorkerOptions {
   merchantIds?: readonly string[] | undefined;
   /** Set only when OTLP export is configured: each POST is then exported as a CLIENT span. */
   spans?: SpanExporter | undefined;
+  /** The claim statement; tests substitute a fake. */
+  claim?: typeof claimDueDeliveries;
   /** Called after each attempt was recorded (metrics). */
   onAttempt?: (report: { errorClass: string; latencyMicros: bigint; outcome: DeliveryDecision["kind"]; endpointDisabled: boolean }) => void;
 }
@@ -67,8 +70,6 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
-const nowMs = () => performance.timeOrigin + performance.now();
-
 export function decide(attempt: AttemptResult, attemptNumber: number, schedule: readonly number[], random?: () => number): DeliveryDecision {
   if (attempt.errorClass === "NONE") return { kind: "succeeded" };
   if (attempt.status === 410) return { kind: "gone" };
@@ -78,6 +79,7 @@ export function decide(attempt: AttemptResult, attemptNumber: number, schedule: 
 
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { logger } = options;
+  const claim = options.claim ?? claimDueDeliveries;
   const healthyCap = Math.max(1, options.perEndpointConcurrency);
   const failingCap = Math.max(1, Math.min(options.failingEndpointConcurrency, healthyCap));
   // Bounded work per claim statement; rows it skips are deferred, so later claims see fresh ones.
@@ -100,13 +102,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   /** The endpoints skipped by the last claim that found no other due row, and until when that holds. */
   let nothingBeyond: { endpointIds: ReadonlySet<string>; until: number } | undefined;
   /** The endpoints skipped by the claim in progress, and whether its snapshot may have missed something. */
-  let claiming: ReadonlySet<string> | undefined;
-  let claimMissed = false;
+  let claiming: { endpointIds: ReadonlySet<string>; missed: boolean } | undefined;
   /** Rows of endpoints other than these (of any endpoint, if undefined) may have become due. */
   const othersMayBeDue = (endpointIds?: readonly string[]) => {
     const beyond = (skipped: ReadonlySet<string>) => endpointIds === undefined || endpointIds.some((id) => !skipped.has(id));
     if (nothingBeyond && beyond(nothingBeyond.endpointIds)) nothingBeyond = undefined;
-    if (claiming && beyond(claiming)) claimMissed = true;
+    if (claiming && beyond(claiming.endpointIds)) claiming.missed = true;
   };
 
   const wakeLoop = () => {
@@ -191,8 +192,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       logger.error(log, "cannot open the endpoint's signing secret; delivery not sent");
       return;
     }
-    const { spans } = options;
-    const startMs = spans ? nowMs() : 0;
     let attempt: AttemptResult;
     try {
       attempt = await options.sender.send({
@@ -205,7 +204,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     } finally {
       release(delivery.endpointId);
     }
-    if (spans) spans.export(attemptSpan(delivery, trace, attempt, startMs, nowMs()));
+    if (options.spans) options.spans.export(attemptSpan(delivery, trace, attempt));
     const decision = decide(attempt, delivery.attemptNumber, options.retrySchedule, options.random);
     if (inFlight.has(delivery.endpointId)) failing.set(delivery.endpointId, decision.kind !== "succeeded");
     const recorded = await recorder.add({ delivery, attempt, decision });
@@ -254,22 +253,26 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           const full = [...inFlight].filter(([endpointId, count]) => !claimable(endpointId, count)).map(([endpointId]) => endpointId);
           if (nothingBeyond && Date.now() < nothingBeyond.until && [...nothingBeyond.endpointIds].every((id) => full.includes(id))) continue;
           const window = Math.min(scanLimit, Math.max(64, free * 2));
-          claiming = new Set(full);
-          claimMissed = false;
-          const result = await claimDueDeliveries(options.pool, {
-            limit: free,
-            healthyCap,
-            failingCap,
-            inFlight,
-            fullEndpointIds: full,
-            leaseMs: options.leaseMs,
-            scanLimit: window,
-            merchantIds: options.merchantIds,
-          }).finally(() => {
+          const thisClaim = { endpointIds: new Set(full), missed: false };
+          claiming = thisClaim;
+          let result: ClaimResult;
+          try {
+            result = await claim(options.pool, {
+              limit: free,
+              healthyCap,
+              failingCap,
+              inFlight,
+              fullEndpointIds: full,
+              leaseMs: options.leaseMs,
+              scanLimit: window,
+              merchantIds: options.merchantIds,
+            });
+          } finally {
+            // In the claim's own continuation: a signal after this line is seen by the hold, not the claim.
             claiming = undefined;
-          });
+          }
           for (const delivery of result.claimed) launch(delivery);
-          if (full.length > 0 && result.scanned === 0 && !claimMissed) {
+          if (full.length > 0 && result.scanned === 0 && !thisClaim.missed) {
             nothingBeyond = { endpointIds: new Set(full), until: Date.now() + options.pollIntervalMs };
           }
           moreDue = result.claimed.length === free || result.scanned === window;
@@ -285,7 +288,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         continue;
       }
       if (stopping) break;
-      await waitForSignal(options.pollIntervalMs);
+      // A hold ends when its time is up even if flushes of the held endpoints were held back meanwhile
+      // (each restarting a full poll would stretch it). The timer clears the hold, so a hold already
+      // past its time gets one immediate claim, not a loop of zero-length waits.
+      await waitForSignal(nothingBeyond ? Math.max(0, Math.min(options.pollIntervalMs, nothingBeyond.until - Date.now())) : options.pollIntervalMs);
     }
   }
 
