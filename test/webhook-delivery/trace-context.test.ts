@@ -142,6 +142,15 @@ describe("webhook trace context", () => {
         "subdata.subscription_id": subscription.id,
       },
     });
+    // Ingest is a CONSUMER span under the publish, a sibling of the attempts.
+    const consumers = exported.filter((span) => span.kind === "consumer");
+    expect(consumers).toHaveLength(1);
+    expect(consumers[0]).toMatchObject({
+      traceId: producer[0]!.traceId,
+      parentSpanId: producer[0]!.spanId,
+      error: false,
+      attributes: { "messaging.operation.type": "process", "messaging.message.id": eventId, "messaging.destination.name": `${h.subjectPrefix}.subscription.${merchantId}` },
+    });
     // The span the consumer stored is the exported publish.
     expect(parseTraceparent(await storedTraceparent(eventId))).toMatchObject({ traceId: producer[0]!.traceId, spanId: producer[0]!.spanId });
 

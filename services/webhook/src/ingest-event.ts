@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { type Logger, parseTraceparent, type Pool } from "@subdata/runtime";
+import { type Logger, newSpanId, parseTraceparent, type Pool, type SpanExporter } from "@subdata/runtime";
 import type { ClientBase } from "pg";
 import { type IngestedEvent, ingestEvents } from "./delivery-repository.ts";
 import { storedTraceparent } from "./delivery-trace.ts";
@@ -23,6 +23,8 @@ export function createEventIngester(deps: {
   onDeliveries: () => void;
   /** How often a standby replica tries to take over the ingest lock. Default 1 s. */
   lockRetryMs?: number;
+  /** Set only when OTLP export is configured: each stored (or handed back) event is a CONSUMER span. */
+  spans?: SpanExporter | undefined;
 }): EventIngester {
   const lock = createIngestLock({ pool: deps.pool, logger: deps.logger, retryMs: deps.lockRetryMs ?? 1_000 });
   return {
@@ -42,6 +44,8 @@ export function createEventIngester(deps: {
     const dispositions: MessageDisposition[] = new Array(messages.length);
     const events: IngestedEvent[] = [];
     const stored: number[] = [];
+    /** The event id of each decoded message, by its index in `messages`. */
+    const eventIds: string[] = new Array(messages.length);
     const seen = new Set<string>();
     messages.forEach((message, index) => {
       let event: RenderedEvent;
@@ -52,6 +56,7 @@ export function createEventIngester(deps: {
         return;
       }
       stored.push(index);
+      eventIds[index] = event.id;
       // A message redelivered while its first copy waits in the same batch is stored once.
       if (seen.has(event.id)) return;
       seen.add(event.id);
@@ -62,17 +67,64 @@ export function createEventIngester(deps: {
     const first = messages[stored[0]!]!;
     const last = messages[stored[stored.length - 1]!]!;
     const range = { firstSeq: first.seq, lastSeq: last.seq, events: events.length };
+    const startMs = deps.spans ? Date.now() : 0;
     try {
       const created = await ingestEvents(client, events);
       if (created > 0) deps.onDeliveries();
       deps.logger.debug({ ...range, deliveries: created }, "event batch stored");
       for (const index of stored) dispositions[index] = { kind: "ack" };
+      if (deps.spans) exportIngestSpans(deps.spans, messages, eventIds, stored, events.length, startMs, undefined);
     } catch (error) {
+      if (deps.spans) exportIngestSpans(deps.spans, messages, eventIds, stored, events.length, startMs, error);
       // The relay's trace ids join these log lines to the relay's.
       const traceIds = stored.slice(0, 10).map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId).filter(Boolean);
       deps.logger.warn({ err: error, ...range, traceIds }, "could not store event batch; it will be redelivered in order");
       for (const index of stored) dispositions[index] = { kind: "nak", delayMs: deps.storeRetryMs };
     }
     return dispositions;
+  }
+}
+
+/**
+ * One CONSUMER span per stored message that carries the relay's trace (OTel messaging "process"), a
+ * child of the relay's publish span and a sibling of the event's delivery attempts: it shows how long an
+ * event waited between its publish and its storing. Spans of one batch share its timing.
+ */
+function exportIngestSpans(
+  spans: SpanExporter,
+  messages: readonly ConsumedMessage[],
+  eventIds: readonly string[],
+  stored: readonly number[],
+  batchEvents: number,
+  startMs: number,
+  error: unknown,
+): void {
+  const endMs = Date.now();
+  for (const index of stored) {
+    const message = messages[index]!;
+    const parent = parseTraceparent(message.traceparent);
+    if (!parent) continue;
+    spans.export({
+      traceId: parent.traceId,
+      spanId: newSpanId(),
+      parentSpanId: parent.spanId,
+      // The subject's template, as the relay names its publish (one name for every merchant).
+      name: `process ${message.subject.replace(/[^.]+$/, "{merchant_id}")}`,
+      kind: "consumer",
+      startMs,
+      endMs,
+      attributes: {
+        "messaging.system": "nats",
+        "messaging.operation.name": "ingest",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": message.subject,
+        "messaging.message.id": eventIds[index]!,
+        "messaging.batch.message_count": batchEvents,
+        "subdata.stream_seq": message.seq,
+        "subdata.redelivered": message.redelivered,
+        ...(error === undefined ? {} : { "error.type": (error as { code?: string }).code ?? (error as Error).name ?? "Error" }),
+      },
+      error: error !== undefined,
+    });
   }
 }

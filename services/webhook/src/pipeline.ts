@@ -86,6 +86,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
       logger,
       storeRetryMs: config.storeRetryMs ?? 5_000,
       onDeliveries: () => worker.wake(),
+      spans: deps.spans,
     }),
   });
   let wakeups: DeliveryWakeups | undefined;
