@@ -29,7 +29,11 @@ export interface AttemptRecorderOptions extends RecordOptions {
   maxBatch?: number;
   /** Delays before retrying a failed flush; one entry per retry. */
   retryDelaysMs?: readonly number[];
-  /** After each flush, with its attempts (finished heads may have released later versions of their endpoints). */
+  /**
+   * After each flush, with its attempts (finished heads may have released later versions of their
+   * endpoints). Also after a flush that failed for good: nothing was released then, and the caller
+   * merely looks again once too often.
+   */
   onFlushed?: (attempts: readonly FinishedAttempt[]) => void;
 }
 
