@@ -87,8 +87,8 @@ export function createEventIngester(deps: {
 
 /**
  * One CONSUMER span per stored message that carries the relay's trace (OTel messaging "process"), a
- * child of the relay's publish span and a sibling of the event's delivery attempts: it shows how long an
- * event waited between its publish and its storing. Spans of one batch share its timing.
+ * child of the relay's publish span and a sibling of the event's delivery attempts. Timed over its
+ * batch's store (spans of one batch share it); the gap after the publish span is the wait in the stream.
  */
 function exportIngestSpans(
   spans: SpanExporter,
