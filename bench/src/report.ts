@@ -52,7 +52,7 @@ export function judgeTargets(http: readonly HttpResult[], depth: DepthComparison
   if (paced && pacedGateway) {
     verdicts.push({
       // Not the issue's wording: the same bound, read below saturation (docs/benchmarks.md, "Paced latency").
-      target: `the same p99 bound with the 64 connections paced (pause chosen for ${fixed(paced.share * 100)} % of the baseline's closed-loop rate)`,
+      target: `the same p99 bound with the connections paced (set for ${fixed(paced.share * 100)} % of the baseline's closed-loop rate)`,
       measured:
         `${fixed(pacedGateway.p99Ms, 1)} ms at ${fixed(pacedGateway.requestsPerSecond)} req/s` +
         (pacedBaseline ? ` (baseline ${fixed(pacedBaseline.p99Ms, 1)} ms at ${fixed(pacedBaseline.requestsPerSecond)} req/s)` : ""),
@@ -118,7 +118,7 @@ export function renderTables(report: BenchReport): string {
     const p = report.paced;
     lines.push(
       "",
-      `Paced: ${p.scenario} over ${report.settings.connections} connections, ${p.pacing}; the pause is chosen for ${fixed(p.offeredPerSecond)} req/s ` +
+      `Paced: ${p.scenario} over ${report.settings.connections} connections, ${p.pacing}; set for ${fixed(p.offeredPerSecond)} req/s ` +
         `(${fixed(p.share * 100)} % of the baseline's closed-loop median above), the same for both servers; medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s:`,
       "",
       "| server | req/s served | p50 / p99 ms | CPU µs per request: baseline or gateway / query / auth / postgres |",
