@@ -3,6 +3,7 @@ import {
   Counter,
   type HealthState,
   Histogram,
+  isSampled,
   LATENCY_BUCKETS,
   type Registry,
   type SpanExporter,
@@ -97,6 +98,7 @@ export function traceRequests(app: Gateway, scope: TraceScope, spans?: SpanExpor
         "subdata.request_id": request.id,
       },
       error: reply.statusCode >= 500,
+      sampled: isSampled(span.context.flags),
     });
   });
 }

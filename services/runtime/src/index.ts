@@ -59,6 +59,7 @@ export {
   continueTrace,
   createTraceScope,
   formatTraceparent,
+  isSampled,
   newSpanId,
   parseTraceparent,
   REQUEST_ID_HEADER,

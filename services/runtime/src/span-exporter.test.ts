@@ -57,6 +57,21 @@ describe("OTLP span export", () => {
     expect(posts[0]!.headers).toMatchObject({ "content-type": "application/json", "x-api-key": "k" });
   });
 
+  it("drops the spans of traces whose flags say not sampled", async () => {
+    const names: string[] = [];
+    const fakeFetch = (async (_url: string, init: RequestInit) => {
+      const body = JSON.parse(String(init.body)) as ReturnType<typeof otlpTraceRequest>;
+      names.push(...body.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name));
+      return new Response("{}", { status: 200 });
+    }) as unknown as typeof fetch;
+    const exporter = createOtlpSpanExporter({ url: "http://collector:4318/v1/traces", serviceName: "subdata-webhook", logger, fetch: fakeFetch });
+    exporter.export({ ...span("unsampled"), sampled: false });
+    exporter.export({ ...span("sampled"), sampled: true });
+    exporter.export(span("unsaid"));
+    await exporter.shutdown();
+    expect(names).toEqual(["sampled", "unsaid"]);
+  });
+
   it("never lets a failing collector reach the caller", async () => {
     const exporter = createOtlpSpanExporter({
       url: "http://collector:4318/v1/traces",

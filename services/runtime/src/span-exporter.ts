@@ -22,6 +22,12 @@ export interface SpanRecord {
   endMs: number;
   attributes: Record<string, string | number | boolean>;
   error?: boolean;
+  /**
+   * False when the trace's flags say "not sampled" (trace-context.ts isSampled): the span is dropped,
+   * as a parent-based sampler would, so a caller's or an edge's head sampling holds across our hops.
+   * Spans of traces we start are always sampled.
+   */
+  sampled?: boolean;
 }
 
 export interface SpanExporter {
@@ -126,6 +132,7 @@ export function createOtlpSpanExporter(options: OtlpExporterOptions): SpanExport
   timer.unref();
   return {
     export(span) {
+      if (span.sampled === false) return;
       if (queue.length >= maxQueue) {
         dropped++;
         return;

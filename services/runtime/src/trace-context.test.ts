@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { continueTrace, createTraceScope, formatTraceparent, newSpanId, parseTraceparent, startTrace, traceHeaders } from "./trace-context.ts";
+import type { SpanRecord } from "./span-exporter.ts";
+import { acceptTraceContext, continueTrace, createTraceScope, formatTraceparent, isSampled, newSpanId, parseTraceparent, startTrace, traceHeaders } from "./trace-context.ts";
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] });
 const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -60,5 +61,27 @@ describe("W3C trace context", () => {
     expect(seen).toEqual({ traceId: context.traceId, spanId: context.spanId, requestId: "req_1" });
     expect(scope.current()).toBeUndefined();
     expect(scope.logFields()).toEqual({});
+  });
+});
+
+describe("sampling", () => {
+  it("reads the sampled bit of trace-flags", () => {
+    expect(["01", "03", "ff"].map(isSampled)).toEqual([true, true, true]);
+    expect(["00", "02", "fe"].map(isSampled)).toEqual([false, false, false]);
+    expect(isSampled(startTrace().flags)).toBe(true);
+  });
+
+  it("marks an RPC's server span unsampled when the caller's trace is not sampled, so the exporter drops it", async () => {
+    const exported: SpanRecord[] = [];
+    const interceptor = acceptTraceContext(createTraceScope(), { export: (span) => void exported.push(span), shutdown: async () => {} });
+    const call = (flags: string) =>
+      interceptor(async () => ({}) as never)({
+        header: new Headers({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${flags}` }),
+        service: { typeName: "subdata.subscription.v1.SubscriptionService" },
+        method: { name: "ListSubscriptions" },
+      } as never);
+    await call("00");
+    await call("01");
+    expect(exported.map((span) => span.sampled)).toEqual([false, true]);
   });
 });

@@ -74,6 +74,11 @@ export function newSpanId(): string {
 }
 
 /** A new trace (sampled): for work that starts here, like a relayed event or a request without traceparent. */
+/** W3C trace-flags' "sampled" bit: the caller (or whoever started the trace) wants its spans recorded. */
+export function isSampled(flags: string): boolean {
+  return (Number.parseInt(flags, 16) & 1) === 1;
+}
+
 export function startTrace(): TraceContext {
   let traceId = randomHex(16);
   while (traceId === "00000000000000000000000000000000") traceId = randomHex(16);
@@ -150,6 +155,7 @@ export function acceptTraceContext(scope: TraceScope, spans?: SpanExporter): Int
         endMs: performance.timeOrigin + performance.now(),
         attributes: { "rpc.system": "connect_rpc", "rpc.service": request.service.typeName, "rpc.method": request.method.name, "rpc.connect_rpc.error_code": code },
         error: code === "internal" || code === "unknown" || code === "unavailable" || code === "data_loss",
+        sampled: isSampled(context.flags),
       });
     return scope.run(context, async () => {
       try {

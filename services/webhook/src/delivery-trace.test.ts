@@ -1,4 +1,4 @@
-import { formatTraceparent, parseTraceparent } from "@subdata/runtime";
+import { formatTraceparent, isSampled, parseTraceparent } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import type { AttemptErrorClass } from "./deliver-webhook.ts";
 import { attemptSpan, attemptTrace, storedTraceparent } from "./delivery-trace.ts";
@@ -109,6 +109,7 @@ describe("attemptSpan", () => {
         "subdata.error_class": "NONE",
       },
       error: false,
+      sampled: true,
     });
     expect(JSON.stringify(span)).not.toMatch(/path-secret|receiver-secret|user:pw|services/);
   });
@@ -119,6 +120,13 @@ describe("attemptSpan", () => {
     const timedOut = attemptSpan(delivery, attemptTrace(RELAYED), answered(null, "TIMEOUT"));
     expect(timedOut).toMatchObject({ error: true, attributes: { "error.type": "TIMEOUT", "subdata.error_class": "TIMEOUT" } });
     expect(timedOut.attributes).not.toHaveProperty("http.response.status_code");
+  });
+
+  it("follows the relay's sampling decision", () => {
+    expect(attemptSpan(delivery, attemptTrace(RELAYED), answered(204, "NONE")).sampled).toBe(isSampled(parseTraceparent(RELAYED)!.flags));
+    const unsampled = RELAYED.replace(/-0[0-9a-f]$/, "-00");
+    expect(attemptSpan(delivery, attemptTrace(unsampled), answered(204, "NONE")).sampled).toBe(false);
+    expect(attemptSpan(delivery, attemptTrace(null), answered(204, "NONE")).sampled).toBe(true);
   });
 
   it("has no parent for an event stored without a trace, and a default port and bare IPv6 address when the URL has them", () => {

@@ -1,4 +1,4 @@
-import { formatTraceparent, newSpanId, parseTraceparent, type SpanRecord, startTrace, type TraceContext } from "@subdata/runtime";
+import { formatTraceparent, isSampled, newSpanId, parseTraceparent, type SpanRecord, startTrace, type TraceContext } from "@subdata/runtime";
 import type { AttemptResult } from "./deliver-webhook.ts";
 
 /**
@@ -75,5 +75,6 @@ export function attemptSpan(
       "subdata.error_class": attempt.errorClass,
     },
     error: failed,
+    sampled: isSampled(trace.flags),
   };
 }

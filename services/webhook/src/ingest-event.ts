@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { type Logger, newSpanId, parseTraceparent, type Pool, type SpanExporter } from "@subdata/runtime";
+import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, type SpanExporter } from "@subdata/runtime";
 import type { ClientBase } from "pg";
 import { type IngestedEvent, ingestEvents } from "./delivery-repository.ts";
 import { storedTraceparent } from "./delivery-trace.ts";
@@ -125,6 +125,7 @@ function exportIngestSpans(
         ...(error === undefined ? {} : { "error.type": (error as { code?: string }).code ?? (error as Error).name ?? "Error" }),
       },
       error: error !== undefined,
+      sampled: isSampled(parent.flags),
     });
   }
 }
