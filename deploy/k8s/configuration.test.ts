@@ -2,11 +2,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import { placeholderSecrets, processConfigs, requiredVariables } from "./test-support/process-configs.ts";
-import { overlayNames, renderOverlay, repositoryRoot, type RenderedObject } from "./test-support/render.ts";
+import { exportsTracesWith, placeholderSecrets, processConfigs, processVariables, requiredVariables } from "./test-support/process-configs.ts";
+import { renderedOverlayNames, renderOverlay, repositoryRoot, type RenderedObject } from "./test-support/render.ts";
 import { scriptOf, workloadsOf } from "./test-support/workloads.ts";
 
-describe.each(overlayNames)("the %s overlay's environment", (overlay) => {
+describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) => {
   const objects = renderOverlay(overlay);
   const deployments = workloadsOf(objects).filter((workload) => workload.kind === "Deployment");
   const configMaps = new Map(objects.filter((object) => object.kind === "ConfigMap").map((object) => [object.metadata.name, object]));
@@ -22,34 +22,38 @@ describe.each(overlayNames)("the %s overlay's environment", (overlay) => {
     return { script: scriptOf(container), names: (container.env ?? []).map((variable) => variable.name), environment: Object.fromEntries([...fromConfigMaps, ...own]) };
   };
 
-  it("runs each Deployment's process with a configuration that loads: every required variable set, every value valid", () => {
+  it("runs each Deployment's process with a configuration that loads: every required variable set, every value valid", async () => {
     for (const workload of deployments) {
       const { script, environment } = environmentOf(workload);
       const shape = processConfigs[script];
       expect(shape, `${workload.name} runs a known process (${script})`).toBeDefined();
       for (const name of requiredVariables(shape!)) expect(environment, `${workload.name} sets ${name}`).toHaveProperty(name);
       expect(() => loadConfig(shape!, environment), workload.name).not.toThrow();
+      // The OTEL_* variables are checked at start-up too, by the span exporter (endpoint URL, protocol).
+      await expect(exportsTracesWith(environment), workload.name).resolves.toBeTypeOf("boolean");
     }
   });
 
   it("sets no variable in a container that its process does not read (catches misspelt names)", () => {
     for (const workload of deployments) {
       const { script, names } = environmentOf(workload);
-      const known = Object.keys(processConfigs[script]!);
+      const known = processVariables[script]!;
       expect(names.filter((name) => !known.includes(name)), workload.name).toEqual([]);
     }
   });
 
   it("puts only variables that some process reads into the shared ConfigMap", () => {
-    const known = new Set(Object.values(processConfigs).flatMap((shape) => Object.keys(shape)));
+    const known = new Set(Object.values(processVariables).flat());
     for (const configMap of configMaps.values()) {
       const unknown = Object.keys(configMap.data as Record<string, string>).filter((name) => !known.has(name));
       expect(unknown, configMap.metadata.name).toEqual([]);
     }
   });
 
-  it("gives every process that reads a rotation variable its optional Secret key, and makes nothing else optional", () => {
+  it("gives every process that reads a rotation variable its optional Secret key, and makes nothing else optional but the collector's headers", () => {
     const rotation = ["SUBDATA_SERVICE_TOKENS_ACCEPTED", "SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED", "SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS"];
+    // components/tracing: a collector inside the cluster usually wants no key, so its Secret may be absent.
+    const tracing = ["OTEL_EXPORTER_OTLP_HEADERS"];
     let given = 0;
     for (const workload of deployments) {
       const container = workload.containers[0]!;
@@ -60,7 +64,7 @@ describe.each(overlayNames)("the %s overlay's environment", (overlay) => {
         given += 1;
       }
       const optional = env.filter((variable) => variable.valueFrom?.secretKeyRef?.optional).map((variable) => variable.name);
-      expect(optional.filter((name) => !rotation.includes(name)), workload.name).toEqual([]);
+      expect(optional.filter((name) => !rotation.includes(name) && !tracing.includes(name)), workload.name).toEqual([]);
     }
     // query, auth and webhook: two each, and the webhook's previous master keys.
     expect(given).toBe(7);
@@ -109,8 +113,8 @@ describe("docs/operations.md", () => {
     expect([...new Set(names)].filter((name) => !operations.includes(`\`${name}\``))).toEqual([]);
   });
 
-  it("names every Secret and key the manifests reference", () => {
-    const objects = renderOverlay("prod");
+  it("names every Secret and key the manifests reference, optional components included", () => {
+    const objects = renderedOverlayNames.flatMap((overlay) => renderOverlay(overlay));
     const references = workloadsOf(objects).flatMap((workload) =>
       workload.containers.flatMap((container) =>
         (container.env ?? []).flatMap((variable) => (variable.valueFrom?.secretKeyRef ? [variable.valueFrom.secretKeyRef] : [])),

@@ -5,13 +5,14 @@ import type { IService } from "kubernetes-models/v1/Service";
 import { describe, expect, it } from "vitest";
 import { BUNDLE_ENTRIES, bundlePathFor } from "../build/bundle.ts";
 import { isEmptySelector, selectorMatches } from "./test-support/label-selector.ts";
-import { ofKind, overlayNames, renderOverlay, type RenderedObject } from "./test-support/render.ts";
+import { ofKind, renderedOverlayNames, renderOverlay, type RenderedObject } from "./test-support/render.ts";
 import { scriptOf, workloadsOf } from "./test-support/workloads.ts";
 
-const SECRET_LOOKING = /SECRET|TOKEN|PASSWORD|KEY|DATABASE_URL/;
+// OTEL_EXPORTER_OTLP_HEADERS (and …_TRACES_HEADERS) may carry a collector's API key.
+const SECRET_LOOKING = /SECRET|TOKEN|PASSWORD|KEY|DATABASE_URL|_HEADERS$/;
 const PRIVATE_RANGES = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "127.0.0.0/8"];
 
-describe.each(overlayNames)("the %s overlay", (overlay) => {
+describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
   const objects = renderOverlay(overlay);
   const workloads = workloadsOf(objects);
   const deployments = workloads.filter((workload) => workload.kind === "Deployment");

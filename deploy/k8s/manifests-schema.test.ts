@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { overlayNames, renderOverlay } from "./test-support/render.ts";
+import { renderedOverlayNames, renderOverlay } from "./test-support/render.ts";
 import { validateAgainstSchema } from "./test-support/schemas.ts";
 
-describe.each(overlayNames)("the %s overlay", (overlay) => {
+describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
   const objects = renderOverlay(overlay);
 
   it("renders with kubectl kustomize into the expected kinds of objects", () => {
@@ -34,8 +34,9 @@ describe.each(overlayNames)("the %s overlay", (overlay) => {
     expect(namespace!.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
   });
 
-  it("leaves the local-config network settings out of the output", () => {
-    expect(objects.filter((object) => object.metadata.name === "subdata-network-settings")).toEqual([]);
+  it("leaves the local-config settings (network, tracing) out of the output", () => {
+    const settings = ["subdata-network-settings", "subdata-tracing-settings"];
+    expect(objects.filter((object) => settings.includes(object.metadata.name))).toEqual([]);
   });
 });
 

@@ -1,10 +1,14 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { authConfigShape } from "@subdata/auth/config";
 import { gatewayConfigShape } from "@subdata/gateway/config";
 import { queryConfigShape } from "@subdata/query/config";
+import { createLogger, spanExporterFromEnv } from "@subdata/runtime";
 import { webhookConfigShape } from "@subdata/webhook/config";
 import { relayConfigShape } from "@subdata/webhook/relay-config";
 import type { z } from "zod";
-import { bundlePathFor, type BundleName } from "../../build/bundle.ts";
+import { BUNDLE_ENTRIES, bundlePathFor, type BundleName } from "../../build/bundle.ts";
+import { repositoryRoot } from "./render.ts";
 
 /** A loadConfig shape: variable name → its zod schema. */
 export type ConfigShape = Readonly<Record<string, z.ZodType>>;
@@ -23,6 +27,47 @@ export const processConfigs: Readonly<Record<string, ConfigShape>> = Object.from
   Object.entries(shapes).map(([name, shape]) => [bundlePathFor(name), shape]),
 );
 
+/**
+ * The OTEL_* variables spanExporterFromEnv reads (the config shapes do not list them): recorded by
+ * running it on an environment that turns export on, so every branch reads, and the list follows the
+ * code rather than a copy of it.
+ */
+export const tracingVariables: readonly string[] = (() => {
+  const read = new Set<string>();
+  const env = new Proxy<NodeJS.ProcessEnv>({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector.example:4318" }, {
+    get(target, name) {
+      if (typeof name === "string") read.add(name);
+      return typeof name === "string" ? target[name] : undefined;
+    },
+  });
+  void spanExporterFromEnv(env, "subdata-k8s-test", createLogger({ name: "k8s-test", level: "silent" }))?.shutdown();
+  return [...read];
+})();
+
+/** Whether an entry point hands its environment to the span exporter, directly or through createProcessObservability. */
+function exportsSpans(entry: string): boolean {
+  const source = readFileSync(join(repositoryRoot, entry), "utf8");
+  return /spanExporterFromEnv\(process\.env\b/.test(source) || /createProcessObservability\(\{[^}]*\benv: process\.env\b/.test(source);
+}
+
+/** Every variable each deployable's process reads (keyed like processConfigs): its shape's, and the tracing ones if it exports spans. */
+export const processVariables: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  Object.entries(shapes).map(([name, shape]) => [
+    bundlePathFor(name),
+    [...Object.keys(shape), ...(exportsSpans(BUNDLE_ENTRIES[name as keyof typeof shapes]) ? tracingVariables : [])],
+  ]),
+);
+
+/**
+ * The exporter a process would build from this environment (spanExporterFromEnv throws on a bad
+ * endpoint or protocol, as at start-up), shut down at once: whether it would export.
+ */
+export async function exportsTracesWith(environment: NodeJS.ProcessEnv): Promise<boolean> {
+  const exporter = spanExporterFromEnv(environment, "subdata-k8s-test", createLogger({ name: "k8s-test", level: "silent" }));
+  await exporter?.shutdown();
+  return exporter !== undefined;
+}
+
 /** The variables a shape cannot do without (no default): the manifests must provide every one. */
 export function requiredVariables(shape: ConfigShape): string[] {
   return Object.entries(shape)
@@ -40,4 +85,6 @@ export const placeholderSecrets: Readonly<Record<string, string>> = {
   SUBDATA_SERVICE_TOKENS_ACCEPTED: `${"u".repeat(32)},${"v".repeat(32)}`,
   SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "q".repeat(32),
   SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: Buffer.alloc(32, 8).toString("base64"),
+  // components/tracing: the collector's API key, if it wants one.
+  OTEL_EXPORTER_OTLP_HEADERS: "api-key=placeholder",
 };

@@ -5,8 +5,21 @@ import { parseAllDocuments } from "yaml";
 /** The repository root, whatever directory vitest was started from. */
 export const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
+/** The overlays that ship, in deploy/k8s/overlays. */
 export const overlayNames = ["dev", "prod"] as const;
-export type OverlayName = (typeof overlayNames)[number];
+/**
+ * Fixtures in deploy/k8s/test-support/overlays, never deployed: a shipped overlay with an optional
+ * component on, so the generic checks also cover what an overlay that opts in renders.
+ */
+export const fixtureOverlayNames = ["prod-tracing"] as const;
+/** Every overlay the generic checks render. */
+export const renderedOverlayNames = [...overlayNames, ...fixtureOverlayNames] as const;
+export type OverlayName = (typeof renderedOverlayNames)[number];
+
+function overlayPath(name: OverlayName): string {
+  const fixture = (fixtureOverlayNames as readonly string[]).includes(name);
+  return fixture ? `deploy/k8s/test-support/overlays/${name}` : `deploy/k8s/overlays/${name}`;
+}
 
 /** A rendered object: only the envelope is typed; policy code narrows by kind. */
 export interface RenderedObject {
@@ -21,11 +34,12 @@ export interface RenderedObject {
   [field: string]: unknown;
 }
 
-/** `kubectl kustomize deploy/k8s/overlays/<name>`, parsed: exactly what `kubectl apply -k` would send. */
+/** `kubectl kustomize <the overlay's directory>`, parsed: exactly what `kubectl apply -k` would send. */
 export function renderOverlay(name: OverlayName): RenderedObject[] {
+  const path = overlayPath(name);
   let output: string;
   try {
-    output = execFileSync("kubectl", ["kustomize", `deploy/k8s/overlays/${name}`], {
+    output = execFileSync("kubectl", ["kustomize", path], {
       cwd: repositoryRoot,
       encoding: "utf8",
       maxBuffer: 16 * 1024 * 1024,
@@ -34,7 +48,7 @@ export function renderOverlay(name: OverlayName): RenderedObject[] {
   } catch (error) {
     const { code, stderr } = error as { code?: string; stderr?: string };
     if (code === "ENOENT") throw new Error("kubectl is not on PATH: the manifest tests render the overlays with `kubectl kustomize` (kustomize v5)");
-    throw new Error(`kubectl kustomize deploy/k8s/overlays/${name} failed: ${stderr ?? (error as Error).message}`);
+    throw new Error(`kubectl kustomize ${path} failed: ${stderr ?? (error as Error).message}`);
   }
   return parseAllDocuments(output).map((document) => {
     if (document.errors.length > 0) throw new Error(`overlay ${name}: ${document.errors[0]!.message}`);

@@ -36,3 +36,22 @@ export function scriptOf(container: IContainer): string {
   if (!script) throw new Error(`container ${container.name} names no script`);
   return script;
 }
+
+/**
+ * A container's environment as its process would see it: the ConfigMaps it reads whole, then its own
+ * variables, Secret references standing in as the given placeholders (or "from-secret").
+ */
+export function environmentOf(
+  objects: readonly RenderedObject[],
+  container: IContainer,
+  placeholders: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const fromConfigMaps = (container.envFrom ?? []).flatMap((source) => {
+    const name = source.configMapRef?.name;
+    const configMap = objects.find((object) => object.kind === "ConfigMap" && object.metadata.name === name);
+    if (!configMap) throw new Error(`container ${container.name} reads ConfigMap ${name}, which the overlay does not render`);
+    return Object.entries((configMap.data as Record<string, string> | undefined) ?? {});
+  });
+  const own = (container.env ?? []).map((variable) => [variable.name, variable.value ?? placeholders[variable.name] ?? "from-secret"] as const);
+  return Object.fromEntries([...fromConfigMaps, ...own]);
+}
