@@ -68,6 +68,7 @@ describe("sampling", () => {
   it("reads the sampled bit of trace-flags", () => {
     expect(["01", "03", "ff"].map(isSampled)).toEqual([true, true, true]);
     expect(["00", "02", "fe"].map(isSampled)).toEqual([false, false, false]);
+    expect(["zz", "1z", ""].map(isSampled)).toEqual([true, true, true]);
     expect(isSampled(startTrace().flags)).toBe(true);
   });
 

@@ -73,12 +73,15 @@ export function newSpanId(): string {
   return id === "0000000000000000" ? newSpanId() : id;
 }
 
-/** A new trace (sampled): for work that starts here, like a relayed event or a request without traceparent. */
-/** W3C trace-flags' "sampled" bit: the caller (or whoever started the trace) wants its spans recorded. */
+/**
+ * W3C trace-flags' "sampled" bit: the caller (or whoever started the trace) wants its spans recorded.
+ * Flags that are not two hex digits (parseTraceparent never yields them) count as sampled.
+ */
 export function isSampled(flags: string): boolean {
-  return (Number.parseInt(flags, 16) & 1) === 1;
+  return !/^[0-9a-f]{2}$/i.test(flags) || (Number.parseInt(flags, 16) & 1) === 1;
 }
 
+/** A new trace (sampled): for work that starts here, like a relayed event or a request without traceparent. */
 export function startTrace(): TraceContext {
   let traceId = randomHex(16);
   while (traceId === "00000000000000000000000000000000") traceId = randomHex(16);

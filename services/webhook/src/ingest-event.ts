@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, type SpanExporter } from "@subdata/runtime";
+import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, type SpanExporter, type SpanRecord } from "@subdata/runtime";
 import type { ClientBase } from "pg";
 import { type IngestedEvent, ingestEvents } from "./delivery-repository.ts";
 import { storedTraceparent } from "./delivery-trace.ts";
@@ -73,9 +73,9 @@ export function createEventIngester(deps: {
       if (created > 0) deps.onDeliveries();
       deps.logger.debug({ ...range, deliveries: created }, "event batch stored");
       for (const index of stored) dispositions[index] = { kind: "ack" };
-      if (deps.spans) exportIngestSpans(deps.spans, messages, eventIds, stored, events.length, startMs, undefined);
+      if (deps.spans) for (const span of ingestSpans(messages, eventIds, stored, { startMs, endMs: Date.now() })) deps.spans.export(span);
     } catch (error) {
-      if (deps.spans) exportIngestSpans(deps.spans, messages, eventIds, stored, events.length, startMs, error);
+      if (deps.spans) for (const span of ingestSpans(messages, eventIds, stored, { startMs, endMs: Date.now(), error })) deps.spans.export(span);
       // The relay's trace ids join these log lines to the relay's.
       const traceIds = stored.slice(0, 10).map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId).filter(Boolean);
       deps.logger.warn({ err: error, ...range, traceIds }, "could not store event batch; it will be redelivered in order");
@@ -86,25 +86,29 @@ export function createEventIngester(deps: {
 }
 
 /**
- * One CONSUMER span per stored message that carries the relay's trace (OTel messaging "process"), a
+ * One CONSUMER span per consumed message that carries the relay's trace (OTel messaging "process"), a
  * child of the relay's publish span and a sibling of the event's delivery attempts. Timed over its
  * batch's store (spans of one batch share it); the gap after the publish span is the wait in the stream.
  */
-function exportIngestSpans(
-  spans: SpanExporter,
+export function ingestSpans(
   messages: readonly ConsumedMessage[],
+  /** The event id of each decoded message, by its index in `messages`. */
   eventIds: readonly string[],
+  /** Indexes of the decoded messages, in batch order. */
   stored: readonly number[],
-  batchEvents: number,
-  startMs: number,
-  error: unknown,
-): void {
-  const endMs = Date.now();
+  store: { startMs: number; endMs: number; error?: unknown },
+): SpanRecord[] {
+  const { startMs, endMs, error } = store;
+  const spans: SpanRecord[] = [];
+  const seen = new Set<string>();
   for (const index of stored) {
+    const eventId = eventIds[index]!;
+    const duplicate = seen.has(eventId);
+    seen.add(eventId);
     const message = messages[index]!;
     const parent = parseTraceparent(message.traceparent);
     if (!parent) continue;
-    spans.export({
+    spans.push({
       traceId: parent.traceId,
       spanId: newSpanId(),
       parentSpanId: parent.spanId,
@@ -118,8 +122,10 @@ function exportIngestSpans(
         "messaging.operation.name": "ingest",
         "messaging.operation.type": "process",
         "messaging.destination.name": message.subject,
-        "messaging.message.id": eventIds[index]!,
-        "messaging.batch.message_count": batchEvents,
+        "messaging.message.id": eventId,
+        "messaging.batch.message_count": stored.length,
+        // A copy redelivered while its first waited in the same batch: stored once, with the first.
+        ...(duplicate ? { "subdata.duplicate": true } : {}),
         "subdata.stream_seq": message.seq,
         "subdata.redelivered": message.redelivered,
         ...(error === undefined ? {} : { "error.type": (error as { code?: string }).code ?? (error as Error).name ?? "Error" }),
@@ -128,4 +134,5 @@ function exportIngestSpans(
       sampled: isSampled(parent.flags),
     });
   }
+  return spans;
 }
