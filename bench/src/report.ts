@@ -140,7 +140,7 @@ export function renderTables(report: BenchReport): string {
       `| sustained deliveries/s (burst of ${w.burst.changes.toLocaleString("en")} changes, ${w.burst.arrived.toLocaleString("en")} arrived) | ${fixed(w.burst.deliveriesPerSecond)} |`,
       `| burst end to end (first commit → last delivery) | ${fixed(w.burst.endToEndSeconds, 1)} s |`,
       `| outbox relay throughput (rows published/s) | ${fixed(w.burst.relayRowsPerSecond)} |`,
-      `| CPU µs per delivery: webhook / relay | ${fixed(w.burst.cpuUsPerDelivery.webhook ?? Number.NaN)} / ${fixed(w.burst.cpuUsPerDelivery.relay ?? Number.NaN)} |`,
+      `| CPU µs per delivery: webhook / relay / postgres | ${["webhook", "relay", "postgres"].map((name) => fixed(w.burst.cpuUsPerDelivery[name] ?? Number.NaN)).join(" / ")} |`,
       `| peak RSS MB during the burst: webhook / relay | ${fixed(w.burst.peakRssMb.webhook ?? Number.NaN)} / ${fixed(w.burst.peakRssMb.relay ?? Number.NaN)} |`,
     );
   }
