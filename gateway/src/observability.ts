@@ -6,6 +6,7 @@ import {
   isSampled,
   LATENCY_BUCKETS,
   type Registry,
+  spanClockMs,
   type SpanExporter,
   type TraceContext,
   type TraceScope,
@@ -75,7 +76,7 @@ export function traceRequests(app: Gateway, scope: TraceScope, spans?: SpanExpor
     const context = continueTrace({ get: (name) => headerValue(request, name) });
     // Our own id, never a client-supplied one (it is also the audit log's request id).
     context.requestId = request.id;
-    if (spans) started.set(request, { context, startMs: performance.timeOrigin + performance.now() });
+    if (spans) started.set(request, { context, startMs: spanClockMs() });
     scope.run(context, done);
   });
   if (!spans) return;
@@ -90,7 +91,7 @@ export function traceRequests(app: Gateway, scope: TraceScope, spans?: SpanExpor
       name: `${request.method} ${route}`,
       kind: "server",
       startMs: span.startMs,
-      endMs: performance.timeOrigin + performance.now(),
+      endMs: spanClockMs(),
       attributes: {
         "http.request.method": request.method,
         "http.route": route,

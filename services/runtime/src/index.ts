@@ -76,6 +76,7 @@ export {
   createOtlpSpanExporter,
   otlpTraceRequest,
   parseOtlpHeaders,
+  spanClockMs,
   spanExporterFromEnv,
   type OtlpExporterOptions,
   type SpanExporter,

@@ -30,6 +30,11 @@ export interface SpanRecord {
   sampled?: boolean;
 }
 
+/** Epoch milliseconds with sub-millisecond precision: the clock every span's start and end are read from. */
+export function spanClockMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 export interface SpanExporter {
   export(span: SpanRecord): void;
   /** Sends what is queued; call last on shutdown. */

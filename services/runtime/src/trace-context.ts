@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomFillSync } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { connectCodeName } from "./errors.ts";
-import type { SpanExporter } from "./span-exporter.ts";
+import { type SpanExporter, spanClockMs } from "./span-exporter.ts";
 
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/) without an SDK: the gateway accepts or
@@ -146,7 +146,7 @@ export function acceptTraceContext(scope: TraceScope, spans?: SpanExporter): Int
   return (next) => (request) => {
     const context = continueTrace(request.header);
     if (!spans || UNTRACED_SERVICES.has(request.service.typeName)) return scope.run(context, () => next(request));
-    const startMs = performance.timeOrigin + performance.now();
+    const startMs = spanClockMs();
     const finish = (code: string) =>
       spans.export({
         traceId: context.traceId,
@@ -155,7 +155,7 @@ export function acceptTraceContext(scope: TraceScope, spans?: SpanExporter): Int
         name: `${request.service.typeName}/${request.method.name}`,
         kind: "server",
         startMs,
-        endMs: performance.timeOrigin + performance.now(),
+        endMs: spanClockMs(),
         attributes: { "rpc.system": "connect_rpc", "rpc.service": request.service.typeName, "rpc.method": request.method.name, "rpc.connect_rpc.error_code": code },
         error: code === "internal" || code === "unknown" || code === "unavailable" || code === "data_loss",
         sampled: isSampled(context.flags),

@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, type SpanExporter, type SpanRecord } from "@subdata/runtime";
+import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, spanClockMs, type SpanExporter, type SpanRecord } from "@subdata/runtime";
 import type { ClientBase } from "pg";
 import { type IngestedEvent, ingestEvents } from "./delivery-repository.ts";
 import { storedTraceparent } from "./delivery-trace.ts";
@@ -67,15 +67,18 @@ export function createEventIngester(deps: {
     const first = messages[stored[0]!]!;
     const last = messages[stored[stored.length - 1]!]!;
     const range = { firstSeq: first.seq, lastSeq: last.seq, events: events.length };
-    const startMs = deps.spans ? Date.now() : 0;
+    const startMs = deps.spans ? spanClockMs() : 0;
+    const exportSpans = (error?: unknown) => {
+      if (deps.spans) for (const span of ingestSpans(messages, eventIds, stored, { startMs, endMs: spanClockMs(), error })) deps.spans.export(span);
+    };
     try {
       const created = await ingestEvents(client, events);
       if (created > 0) deps.onDeliveries();
       deps.logger.debug({ ...range, deliveries: created }, "event batch stored");
       for (const index of stored) dispositions[index] = { kind: "ack" };
-      if (deps.spans) for (const span of ingestSpans(messages, eventIds, stored, { startMs, endMs: Date.now() })) deps.spans.export(span);
+      exportSpans();
     } catch (error) {
-      if (deps.spans) for (const span of ingestSpans(messages, eventIds, stored, { startMs, endMs: Date.now(), error })) deps.spans.export(span);
+      exportSpans(error);
       // The relay's trace ids join these log lines to the relay's.
       const traceIds = stored.slice(0, 10).map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId).filter(Boolean);
       deps.logger.warn({ err: error, ...range, traceIds }, "could not store event batch; it will be redelivered in order");

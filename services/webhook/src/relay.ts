@@ -1,6 +1,6 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { formatTraceparent, type Logger, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
+import { formatTraceparent, type Logger, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
 import { type EventPublisher, type PublishedEvent, subscriptionEventSubject } from "./event-stream.ts";
 import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
@@ -65,8 +65,6 @@ interface PublishOutcome extends BatchOutcome {
   failures: Array<{ id: string; error: string; transient: boolean }>;
 }
 
-const nowMs = () => performance.timeOrigin + performance.now();
-
 /**
  * The span of one publish, under the ids its message's traceparent carries: a receiver's traceparent
  * names an attempt span whose parent is this one. Named after the subject's template (OTel messaging
@@ -79,14 +77,14 @@ function exportPublishSpan(
   startMs: number,
   outcome: { errorType?: string; duplicate?: boolean },
 ): void {
-  const template = `${tracing.subjectPrefix}.subscription.{merchant_id}`;
+  const template = subscriptionEventSubject(tracing.subjectPrefix, "{merchant_id}");
   tracing.spans.export({
     traceId: trace.traceId,
     spanId: trace.spanId,
     name: `publish ${template}`,
     kind: "producer",
     startMs,
-    endMs: nowMs(),
+    endMs: spanClockMs(),
     attributes: {
       "messaging.system": "nats",
       "messaging.operation.name": "publish",
@@ -129,7 +127,7 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
         }
         // The outbox row has no trace of its own (it is written by a trigger): each event starts one.
         const trace = startTrace();
-        const startMs = tracing ? nowMs() : 0;
+        const startMs = tracing ? spanClockMs() : 0;
         let ack: PublishedEvent;
         try {
           ack = await publisher.publish({
