@@ -1,5 +1,6 @@
 import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
-import { parseTraceparent, type SpanExporter, type SpanRecord } from "@subdata/runtime";
+import { parseTraceparent } from "@subdata/runtime";
+import { createCapturedSpans } from "@subdata/runtime/test-support/captured-spans";
 import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook/pipeline";
 import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/webhook/relay-index";
 import { afterEach, describe, expect, it } from "vitest";
@@ -108,8 +109,7 @@ describe("webhook trace context", () => {
   });
 
   it("exports the relay's publish and every attempt: the receiver's traceparent names an exported span whose parent is the exported publish", async () => {
-    const exported: SpanRecord[] = [];
-    const spans: SpanExporter = { export: (span) => void exported.push(span), shutdown: async () => {} };
+    const { exporter: spans, spans: exported } = createCapturedSpans();
     const merchantId = await h.fixtures.merchant();
     const r = await h.receiver((_request, index) => (index === 0 ? { status: 503 } : { status: 200, body: "ok" }));
     const endpoint = await h.createEndpoint({ merchantId, url: `${r.origin}/hook?token=receiver-secret` });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SpanRecord } from "./span-exporter.ts";
+import { createCapturedSpans } from "./test-support/captured-spans.ts";
 import { acceptTraceContext, continueTrace, createTraceScope, formatTraceparent, isSampled, newSpanId, parseTraceparent, startTrace, traceHeaders } from "./trace-context.ts";
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] });
@@ -73,8 +73,8 @@ describe("sampling", () => {
   });
 
   it("marks an RPC's server span unsampled when the caller's trace is not sampled, so the exporter drops it", async () => {
-    const exported: SpanRecord[] = [];
-    const interceptor = acceptTraceContext(createTraceScope(), { export: (span) => void exported.push(span), shutdown: async () => {} });
+    const { exporter, spans: exported } = createCapturedSpans();
+    const interceptor = acceptTraceContext(createTraceScope(), exporter);
     const call = (flags: string) =>
       interceptor(async () => ({}) as never)({
         header: new Headers({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${flags}` }),

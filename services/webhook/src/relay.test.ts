@@ -1,4 +1,5 @@
-import { createLogger, parseTraceparent, type SpanExporter, type SpanRecord } from "@subdata/runtime";
+import { createLogger, parseTraceparent, type SpanExporter } from "@subdata/runtime";
+import { createCapturedSpans } from "@subdata/runtime/test-support/captured-spans";
 import { describe, expect, it } from "vitest";
 import type { EventPublisher } from "./event-stream.ts";
 import type { OutboxRow } from "./outbox-event.ts";
@@ -81,9 +82,16 @@ function batchRepository(rows: OutboxRow[]): OutboxRepository {
   };
 }
 
-function capturedSpans(): { exporter: SpanExporter; spans: SpanRecord[] } {
-  const spans: SpanRecord[] = [];
-  return { spans, exporter: { export: (span) => void spans.push(span), shutdown: async () => {} } };
+/** A relay over `rows` (one claimed batch) with span export under the default subject prefix. */
+function tracedRelay(rows: OutboxRow[], eventPublisher: EventPublisher, spans: SpanExporter) {
+  return createRelay({
+    repository: batchRepository(rows),
+    publisher: eventPublisher,
+    logger,
+    batchSize: 10,
+    pollIntervalMs: 1_000,
+    tracing: { spans, subjectPrefix: "subdata.events" },
+  });
 }
 
 describe("the relay's publish spans", () => {
@@ -101,16 +109,9 @@ describe("the relay's publish spans", () => {
   }
 
   it("exports one PRODUCER span per published event, under the ids of the traceparent the message carried", async () => {
-    const { exporter, spans } = capturedSpans();
+    const { exporter, spans } = createCapturedSpans();
     const { publisher, traceparents } = recordingPublisher();
-    const relay = createRelay({
-      repository: batchRepository([outboxRow("evt_a", "sub_1", 1n), outboxRow("evt_b", "sub_2", 2n)]),
-      publisher,
-      logger,
-      batchSize: 10,
-      pollIntervalMs: 1_000,
-      tracing: { spans: exporter, subjectPrefix: "subdata.events" },
-    });
+    const relay = tracedRelay([outboxRow("evt_a", "sub_1", 1n), outboxRow("evt_b", "sub_2", 2n)], publisher, exporter);
     expect(await relay.runOnce()).toMatchObject({ claimed: 2, published: 2, failed: 0 });
 
     expect(spans.map((span) => span.attributes["messaging.message.id"]).sort()).toEqual(["evt_a", "evt_b"]);
@@ -138,16 +139,9 @@ describe("the relay's publish spans", () => {
   });
 
   it("marks a failed publish as an error, and exports nothing for the events its subscription then holds back", async () => {
-    const { exporter, spans } = capturedSpans();
+    const { exporter, spans } = createCapturedSpans();
     const { publisher } = recordingPublisher(new Set(["evt_a"]));
-    const relay = createRelay({
-      repository: batchRepository([outboxRow("evt_a", "sub_1", 1n), outboxRow("evt_b", "sub_1", 2n), outboxRow("evt_dup", "sub_2", 3n)]),
-      publisher,
-      logger,
-      batchSize: 10,
-      pollIntervalMs: 1_000,
-      tracing: { spans: exporter, subjectPrefix: "subdata.events" },
-    });
+    const relay = tracedRelay([outboxRow("evt_a", "sub_1", 1n), outboxRow("evt_b", "sub_1", 2n), outboxRow("evt_dup", "sub_2", 3n)], publisher, exporter);
     expect(await relay.runOnce()).toMatchObject({ claimed: 3, published: 1, failed: 1 });
 
     const byEvent = new Map(spans.map((span) => [span.attributes["messaging.message.id"], span]));
