@@ -166,7 +166,7 @@ async function waitUntilIdle(processes: readonly ProcessRef[], maxMs = 20_000): 
 }
 
 /** What a target's runs of one scenario report: medians of rate, latency and CPU; error counts summed. */
-function summarizeRuns(runs: readonly HttpRun[]): Pick<HttpResult, "requestsPerSecond" | "p50Ms" | "p99Ms" | "cpuUsPerRequest" | "non2xx" | "errors"> {
+function summarizeRuns(runs: readonly HttpRun[]): RunSummary {
   const names = new Set(runs.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
   return {
     requestsPerSecond: median(runs.map((run) => run.load.requestsPerSecond)),
@@ -266,16 +266,12 @@ export async function compareDepth(options: HttpBenchOptions, first: Scenario, d
 }
 
 
-export interface PacedRun {
+/** Medians over a target's runs (errors summed), as summarizeRuns reports them. */
+type RunSummary = Pick<HttpResult, "requestsPerSecond" | "p50Ms" | "p99Ms" | "cpuUsPerRequest" | "non2xx" | "errors">;
+
+export interface PacedRun extends RunSummary {
   target: TargetName;
   runs: HttpRun[];
-  /** Medians over the runs. */
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  cpuUsPerRequest: Record<string, number>;
-  non2xx: number;
-  errors: number;
   fewestResponses: number;
 }
 
