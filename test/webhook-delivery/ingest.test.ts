@@ -9,18 +9,13 @@ import {
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { newSubscriptionId, waitFor } from "./support/harness.ts";
-import type { ReceivedRequest } from "./support/receiver.ts";
+import { versionOf } from "./support/receiver.ts";
 import { startPipelineProcess } from "./support/pipeline-child.ts";
 
 /**
  * Batched ingest: stream order into the table across a failed batch and across the loss of the
  * ingest leader, with the real consumer, NATS and (for failover) Postgres.
  */
-
-function versionOf(request: ReceivedRequest): { subscriptionId: string; version: number } {
-  const body = JSON.parse(request.body);
-  return { subscriptionId: body.data.object.id, version: body.data.object.version };
-}
 
 /** A stand-in store that records what it stored and fails the batches `failWhen` picks. */
 function recordingIngester(failWhen: (batch: readonly ConsumedMessage[], call: number) => boolean) {

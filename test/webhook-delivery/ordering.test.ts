@@ -2,12 +2,7 @@ import type { SubscriptionEvent } from "@subdata/proto/subdata/events/v1/subscri
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { deliveryOf, newSubscriptionId, waitFor } from "./support/harness.ts";
-import type { ReceivedRequest } from "./support/receiver.ts";
-
-function versionOf(request: ReceivedRequest): { subscriptionId: string; version: number } {
-  const body = JSON.parse(request.body);
-  return { subscriptionId: body.data.object.id, version: body.data.object.version };
-}
+import { type ReceivedRequest, versionOf } from "./support/receiver.ts";
 
 describe("delivery order", () => {
   const h = useDeliveryHarness("ordering");

@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { newSubscriptionId, waitFor } from "./support/harness.ts";
-import type { ReceivedRequest } from "./support/receiver.ts";
-
-function versionOf(request: ReceivedRequest): { subscriptionId: string; version: number } {
-  const body = JSON.parse(request.body);
-  return { subscriptionId: body.data.object.id, version: body.data.object.version };
-}
+import { versionOf } from "./support/receiver.ts";
 
 /**
  * Once a claim that skipped the endpoints at their cap found nothing else due, the worker holds back

@@ -11,6 +11,12 @@ export interface ReceivedRequest {
   body: string;
 }
 
+/** The subscription and version a delivered webhook's body carries (what ordering is judged by). */
+export function versionOf(request: ReceivedRequest): { subscriptionId: string; version: number } {
+  const body = JSON.parse(request.body);
+  return { subscriptionId: body.data.object.id, version: body.data.object.version };
+}
+
 export interface Reply {
   status: number;
   headers?: Record<string, string>;
