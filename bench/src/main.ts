@@ -15,12 +15,15 @@ import { type Receiver, startReceiver } from "./receiver.ts";
 import { judgeTargets, renderTables, writeDocsTable, type BenchReport } from "./report.ts";
 import { buildScenarios } from "./scenarios.ts";
 import { type BenchSecrets, inventSecrets, startStack } from "./stack.ts";
+import { describeWakeProbe, probeWakePenalty, type WakeProbe } from "./wake-probe.ts";
 import { runWebhookBench, type WebhookResult } from "./webhook-bench.ts";
 
 // Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
 
 /** The paced run offers this share of the baseline's closed-loop list50 rate (headroom left for latency). */
 const PACED_SHARE = 0.5;
+/** The wake-up probe's sleep: about the gap between requests of one connection at a paced load. */
+const WAKE_PROBE_SLEEP_MS = 10;
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -31,11 +34,14 @@ async function main(): Promise<number> {
   const stamp = startedAt.replace(/[:.]/g, "-");
   const loadAverageAtStart = loadAverage();
   say(`bench --${options.mode}: load average ${loadAverageAtStart.join(" ")} on ${cpus().length} cores`);
+  // First, while nothing of the bench runs yet.
+  const wakeProbe = await probeWakePenalty({ samples: options.wakeProbeSamples, sleepMs: WAKE_PROBE_SLEEP_MS });
+  say(describeWakeProbe(wakeProbe));
 
   const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants }, say);
   const secrets = inventSecrets();
   const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
-  if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart);
+  if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart, wakeProbe);
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
@@ -114,7 +120,7 @@ async function main(): Promise<number> {
     const report: BenchReport = {
       startedAt,
       mode: options.mode,
-      machine: machineFacts(loadAverageAtStart, `the load generator (${load.describe}), every service, Postgres and NATS`),
+      machine: machineFacts(loadAverageAtStart, wakeProbe, `the load generator (${load.describe}), every service, Postgres and NATS`),
       settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, runSeconds: options.runSeconds, repetitions: options.repetitions, loadGenerator: load.name, serviceLogLevel: options.logLevel },
       dataset: { ...datasetFacts, ...facts },
       checks,
@@ -171,13 +177,14 @@ function webhookChecks(webhooks: WebhookResult): Check[] {
 }
 
 /** The machine as the report states it; `sharers` says what ran on the shared cores. */
-function machineFacts(loadAverageAtStart: number[], sharers: string): BenchReport["machine"] {
+function machineFacts(loadAverageAtStart: number[], wakeProbe: WakeProbe, sharers: string): BenchReport["machine"] {
   return {
     cores: cpus().length,
     cpuModel: cpus()[0]?.model ?? "unknown",
     node: process.versions.node,
     loadAverageAtStart,
     loadAverageAtEnd: loadAverage(),
+    wakeProbe,
     sharing: `Cores were shared, not pinned: ${sharers} ran on the same ${cpus().length} cores, next to whatever else the machine was running (see the load average).`,
   };
 }
@@ -222,6 +229,7 @@ async function webhooksOnly(
   startedAt: string,
   stamp: string,
   loadAverageAtStart: number[],
+  wakeProbe: WakeProbe,
 ): Promise<number> {
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
   const receiver = await startReceiver();
@@ -246,7 +254,7 @@ async function webhooksOnly(
     const report: BenchReport = {
       startedAt,
       mode: `${options.mode} --webhooks-only`,
-      machine: machineFacts(loadAverageAtStart, "the receiver (in the bench process), the webhook service, the relay, Postgres and NATS"),
+      machine: machineFacts(loadAverageAtStart, wakeProbe, "the receiver (in the bench process), the webhook service, the relay, Postgres and NATS"),
       settings: { connections: 0, warmupSeconds: 0, runSeconds: 0, repetitions: 0, loadGenerator: "none", serviceLogLevel: options.logLevel },
       // No HTTP scenarios were built: their facts stay empty.
       dataset: { ...datasetFacts, depth: 0, activeRows: 0, subscriptionId: "", chargesOfSubscription: 0 },

@@ -17,6 +17,8 @@ export interface BenchOptions {
   latencyChanges: number;
   /** Changes in the burst that measures sustained deliveries/s. */
   burstChanges: number;
+  /** Samples of each phase of the host's wake-up probe (wake-probe.ts). */
+  wakeProbeSamples: number;
   /** "wrk", "autocannon" or undefined (wrk when installed). */
   loadTool: "wrk" | "autocannon" | undefined;
   /**
@@ -36,9 +38,9 @@ export interface BenchOptions {
 }
 
 const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "skipWebhooks" | "webhooksOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
-  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
-  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000 },
-  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100 },
+  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
+  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
+  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20 },
 };
 
 export const USAGE = `npm run bench [-- options]

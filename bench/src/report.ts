@@ -2,13 +2,23 @@ import { readFileSync, writeFileSync } from "node:fs";
 import type { Dataset } from "./dataset.ts";
 import type { Check, DepthComparison, HttpResult, PacedLatency } from "./http-bench.ts";
 import type { ScenarioFacts } from "./scenarios.ts";
+import { describeWakeProbe, type WakeProbe } from "./wake-probe.ts";
 import type { WebhookResult } from "./webhook-bench.ts";
 
 /** Everything one run measured: written as bench/results/<timestamp>.json and rendered as tables. */
 export interface BenchReport {
   startedAt: string;
   mode: string;
-  machine: { cores: number; cpuModel: string; node: string; loadAverageAtStart: number[]; loadAverageAtEnd: number[]; sharing: string };
+  machine: {
+    cores: number;
+    cpuModel: string;
+    node: string;
+    loadAverageAtStart: number[];
+    loadAverageAtEnd: number[];
+    /** Absent in results written before the probe existed. */
+    wakeProbe?: WakeProbe;
+    sharing: string;
+  };
   settings: { connections: number; warmupSeconds: number; runSeconds: number; repetitions: number; loadGenerator: string; serviceLogLevel: string };
   dataset: Omit<Dataset, "adminUrl"> & ScenarioFacts;
   checks: Check[];
@@ -87,7 +97,8 @@ export function renderTables(report: BenchReport): string {
       `${d.counts.orders.toLocaleString("en")} orders, ${d.counts.merchants} merchants. ${report.settings.loadGenerator}, ${report.settings.connections} connections, ` +
       `warm-up ${report.settings.warmupSeconds} s, medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s. ` +
       `${report.machine.cores} cores (${report.machine.cpuModel}), Node ${report.machine.node}; load average ${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(" ")} at start. ` +
-      report.machine.sharing,
+      report.machine.sharing +
+      (report.machine.wakeProbe ? ` ${describeWakeProbe(report.machine.wakeProbe)}` : ""),
     "",
     "| scenario | baseline req/s | gateway req/s | gateway/baseline | baseline p50 / p99 ms | gateway p50 / p99 ms |",
     "|---|---:|---:|---:|---:|---:|",
