@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 
 /** CPU time and memory of processes, read from /proc (Linux), for per-process figures per scenario. */
 
@@ -25,6 +25,23 @@ export function cpuSeconds(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Processes whose command name (/proc/<pid>/comm) is `name`: e.g. a local nats-server. Empty off Linux. */
+export function pidsNamed(name: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return [];
+  }
+  return entries.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name;
+    } catch {
+      return false;
+    }
+  }).map(Number);
 }
 
 function statusField(pid: number, field: "VmHWM" | "VmRSS"): number | undefined {

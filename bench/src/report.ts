@@ -151,7 +151,8 @@ export function renderTables(report: BenchReport): string {
       `| sustained deliveries/s (burst of ${w.burst.changes.toLocaleString("en")} changes, ${w.burst.arrived.toLocaleString("en")} arrived) | ${fixed(w.burst.deliveriesPerSecond)} |`,
       `| burst end to end (first commit → last delivery) | ${fixed(w.burst.endToEndSeconds, 1)} s |`,
       `| outbox relay throughput (rows published/s) | ${fixed(w.burst.relayRowsPerSecond)} |`,
-      `| CPU µs per delivery: webhook / relay / postgres | ${["webhook", "relay", "postgres"].map((name) => fixed(w.burst.cpuUsPerDelivery[name] ?? Number.NaN)).join(" / ")} |`,
+      `| CPU µs per delivery: webhook / relay / postgres / NATS / receiver (bench process) | ${["webhook", "relay", "postgres", "nats", "receiver"].map((name) => fixed(w.burst.cpuUsPerDelivery[name] ?? Number.NaN)).join(" / ")} |`,
+      `| cores busy during the burst (whole machine, of ${report.machine.cores}) | ${fixed(w.burst.machineBusyCores ?? Number.NaN, 2)} |`,
       `| peak RSS MB during the burst: webhook / relay | ${fixed(w.burst.peakRssMb.webhook ?? Number.NaN)} / ${fixed(w.burst.peakRssMb.relay ?? Number.NaN)} |`,
     );
   }

@@ -1,3 +1,4 @@
+import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "@connectrpc/connect";
@@ -6,7 +7,8 @@ import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoi
 import { createServiceTransport } from "@subdata/runtime";
 import type pg from "pg";
 import type { ProcessRef } from "./http-bench.ts";
-import { cpuSeconds, peakRssMb, resetPeakRss } from "./proc-stats.ts";
+import { busyCores, machineCpu } from "./machine-cpu.ts";
+import { cpuSeconds, peakRssMb, pidsNamed, resetPeakRss } from "./proc-stats.ts";
 import type { Receiver } from "./receiver.ts";
 import { quantile } from "./stats.ts";
 
@@ -28,8 +30,14 @@ export interface WebhookResult {
     changesPerSecond: number;
     /** Outbox rows published per second, from their published_at span. */
     relayRowsPerSecond: number;
-    /** CPU microseconds per delivery, per process; "postgres" sums the bench database's backends (the writer's excluded). */
+    /**
+     * CPU microseconds per delivery, per process; "postgres" sums the bench database's backends (the
+     * writer's excluded), "nats" a nats-server on this machine (absent if none), "receiver" the bench
+     * process, which holds the receiver and otherwise only waits.
+     */
     cpuUsPerDelivery: Record<string, number>;
+    /** How many of the machine's cores were busy (anything on it) from the commit to the last arrival. */
+    machineBusyCores: number;
     peakRssMb: Record<string, number>;
   };
   badSignatures: number;
@@ -80,6 +88,11 @@ async function freshEndpoint(options: WebhookBenchOptions): Promise<{ endpointId
 async function backendPids(admin: pg.Pool): Promise<number[]> {
   const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'subdata-bench'");
   return result.rows.map((row) => row.pid);
+}
+
+/** CPU seconds of these processes together (a process gone meanwhile counts 0). */
+function sumCpuSeconds(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
 }
 
 async function pendingOutboxRows(admin: pg.Pool): Promise<number> {
@@ -147,6 +160,10 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
   const backends = await backendPids(options.admin);
   const cpuBefore = new Map(options.processes.map((process) => [process.name, cpuSeconds(process.pid)]));
   const backendsBefore = new Map(backends.map((pid) => [pid, cpuSeconds(pid)]));
+  const natsPids = pidsNamed("nats-server");
+  const natsBefore = sumCpuSeconds(natsPids);
+  const receiverBefore = process.cpuUsage();
+  const machineBefore = machineCpu();
   const writtenAt = performance.now();
   await client.query("COMMIT");
   const committedAt = performance.now();
@@ -156,6 +173,9 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
   await client.query("ANALYZE webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts");
   const arrivedAll = await options.receiver.waitForCount(made, Math.max(60_000, made * 10));
   const cpuAfter = new Map(options.processes.map((process) => [process.name, cpuSeconds(process.pid)]));
+  const machineAfter = machineCpu();
+  const receiverUsage = process.cpuUsage(receiverBefore);
+  const natsSeconds = sumCpuSeconds(natsPids) - natsBefore;
   // Backends present at both readings only: one opened meanwhile would count its whole life.
   let postgresSeconds = 0;
   for (const [pid, before] of backendsBefore) {
@@ -178,6 +198,8 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
     if (before !== undefined && after !== undefined) cpuUsPerDelivery[process.name] = ((after - before) * 1e6) / Math.max(1, arrived);
   }
   cpuUsPerDelivery.postgres = (postgresSeconds * 1e6) / Math.max(1, arrived);
+  if (natsPids.length > 0) cpuUsPerDelivery.nats = (natsSeconds * 1e6) / Math.max(1, arrived);
+  cpuUsPerDelivery.receiver = (receiverUsage.user + receiverUsage.system) / Math.max(1, arrived);
   return {
     changes: made,
     arrived,
@@ -186,6 +208,7 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
     changesPerSecond: (made * 1000) / (writtenAt - startedAt),
     relayRowsPerSecond: relay.span && relay.span > 0 ? relay.n / relay.span : Number.NaN,
     cpuUsPerDelivery,
+    machineBusyCores: busyCores(machineBefore, machineAfter, cpus().length),
     peakRssMb: Object.fromEntries(options.processes.map((process) => [process.name, peakRssMb(process.pid) ?? Number.NaN])),
   };
 }
@@ -215,7 +238,8 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
     options.say(
       `webhooks: ${burst.deliveriesPerSecond.toFixed(0)} deliveries/s, relay ${burst.relayRowsPerSecond.toFixed(0)} rows/s (${burst.arrived}/${burst.changes} arrived); ` +
         `the burst's UPDATEs ran at ${burst.changesPerSecond.toFixed(0)} changes/s before their commit; ` +
-        `CPU µs per delivery: ${Object.entries(burst.cpuUsPerDelivery).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(", ")}`,
+        `CPU µs per delivery: ${Object.entries(burst.cpuUsPerDelivery).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(", ")}; ` +
+        `${burst.machineBusyCores.toFixed(2)} cores busy`,
     );
     return { latency, burst, badSignatures: latencyBadSignatures + options.receiver.badSignatures };
   } finally {
