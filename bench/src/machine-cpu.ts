@@ -18,8 +18,8 @@ export function machineCpu(): MachineCpu {
   }
 }
 
-/** Busy share of all cores between two readings, in cores (0 to the core count). */
+/** Busy share of all cores between two readings, in cores (0 to the core count); NaN without readings. */
 export function busyCores(before: MachineCpu, after: MachineCpu, cores: number): number {
   const total = after.total - before.total;
-  return total > 0 ? ((after.busy - before.busy) / total) * cores : 0;
+  return total > 0 ? ((after.busy - before.busy) / total) * cores : Number.NaN;
 }

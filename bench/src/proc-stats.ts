@@ -44,6 +44,25 @@ export function pidsNamed(name: string): number[] {
   }).map(Number);
 }
 
+/** CPU seconds of each process now (undefined for one that is gone), to pass to cpuSecondsSince later. */
+export function cpuReadings(pids: readonly number[]): Map<number, number | undefined> {
+  return new Map(pids.map((pid) => [pid, cpuSeconds(pid)]));
+}
+
+/**
+ * CPU seconds the processes of `before` used since, counting only those present at both readings: one
+ * gone meanwhile has no second reading, and one started meanwhile is not in `before` (it would count
+ * its whole life).
+ */
+export function cpuSecondsSince(before: ReadonlyMap<number, number | undefined>): number {
+  let seconds = 0;
+  for (const [pid, then] of before) {
+    const now = cpuSeconds(pid);
+    if (then !== undefined && now !== undefined) seconds += now - then;
+  }
+  return seconds;
+}
+
 function statusField(pid: number, field: "VmHWM" | "VmRSS"): number | undefined {
   try {
     const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { describeWakeProbe, pageRoundTrip, probeWakePenalty } from "./wake-probe.ts";
 
-/** A fake host: work costs 200 µs back to back and 500 µs when it is the first thing after a sleep. */
-function fakeHost() {
+/**
+ * A fake host: work costs `base` ms run again at once and 2.5 × `base` as the first thing after a sleep;
+ * `base` grows by `drift` with every sleep (a host slowing down during the probe).
+ */
+function fakeHost(drift = 0) {
   let clockMs = 0;
   let cold = false;
+  let base = 0.2;
   const sleeps: number[] = [];
   return {
     sleeps,
@@ -12,17 +16,18 @@ function fakeHost() {
     sleep: async (ms: number) => {
       sleeps.push(ms);
       clockMs += ms;
+      base += drift;
       cold = true;
     },
     work: () => {
-      clockMs += cold ? 0.5 : 0.2;
+      clockMs += cold ? 2.5 * base : base;
       cold = false;
     },
   };
 }
 
 describe("probeWakePenalty", () => {
-  it("times the unit back to back and right after each sleep, and reports medians and their ratio", async () => {
+  it("times the unit right after each sleep and again at once, and reports both medians and their ratio", async () => {
     const host = fakeHost();
     const probe = await probeWakePenalty({ samples: 7, sleepMs: 10, now: host.now, sleep: host.sleep, work: host.work });
     expect(host.sleeps).toEqual(Array(7).fill(10));
@@ -32,16 +37,17 @@ describe("probeWakePenalty", () => {
     expect(probe).toMatchObject({ sleepMs: 10, samples: 7 });
   });
 
-  it("does not count the sleep itself in the timed unit", async () => {
-    const host = fakeHost();
-    const probe = await probeWakePenalty({ samples: 3, sleepMs: 1_000, now: host.now, sleep: host.sleep, work: host.work });
-    expect(probe.afterSleepMicros).toBeLessThan(1_000);
+  it("keeps the ratio when the host slows down during the probe: each pair is timed under the same conditions", async () => {
+    const host = fakeHost(0.1);
+    const probe = await probeWakePenalty({ samples: 9, sleepMs: 10, now: host.now, sleep: host.sleep, work: host.work });
+    // The medians drift with the host (base 0.2 → 1.1 ms), the paired ratio does not.
+    expect(probe.busyMicros).toBeCloseTo(700, 6);
+    expect(probe.slowdown).toBeCloseTo(2.5, 6);
   });
 
-  it("describes the probe in one sentence with both figures and the ratio", async () => {
-    const text = describeWakeProbe({ busyMicros: 205.4, afterSleepMicros: 497.2, sleepMs: 10, samples: 200, slowdown: 497.2 / 205.4 });
-    expect(text).toContain("205 µs back to back");
-    expect(text).toContain("497 µs right after a 10 ms sleep (2.4×, medians of 200)");
+  it("describes the probe in one sentence with both figures and the ratio", () => {
+    const text = describeWakeProbe({ busyMicros: 205.4, afterSleepMicros: 497.2, sleepMs: 10, samples: 200, slowdown: 2.43 });
+    expect(text).toContain("took 497 µs right after a 10 ms sleep and 205 µs when run again at once (2.4×, median over 200 pairs)");
   });
 
   it("runs real work: the page round trip returns the page's 50 rows", () => {

@@ -2,29 +2,32 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { median } from "./stats.ts";
 
 /**
- * How much slower this host runs the same work right after a process slept than back to back.
+ * How much slower this host runs the same work right after a process slept than right after itself.
  *
  * Why the bench asks: a page through the gateway path wakes three Node processes and two Postgres
- * backends in turn, the baseline one of each. On some virtual machines (seen on a Firecracker guest,
- * docs/benchmarks.md "Work after a sleep costs more") code that runs right after its vCPU idled runs
- * 2–3× slower than the same code back to back, so at low load every request pays that once per process
- * it crosses, while a saturated run hardly does. Without this figure, CPU per request at one connection
- * or paced, and figures across hosts, cannot be read.
+ * backends in turn, the baseline one of each. On some virtual machines (a Firecracker guest:
+ * docs/benchmarks.md, "Work after a sleep costs more") code that runs right after a sleep runs about
+ * twice as slow as the same code run again at once. At low load every request pays that in each
+ * process it wakes; a saturated run hardly does. Without this figure, CPU per request at one connection
+ * or paced, and figures from two hosts, cannot be read. The ratio is not a pure cost of waking: caches
+ * also cool while anything else runs (spinning 10 ms instead of sleeping already gave 1.6× there).
  *
  * The unit is a JSON round trip of a 50-row page-shaped object: allocation, strings and property
- * access like a page's rendering, no I/O.
+ * access like a page's rendering, no I/O. Each sample is a pair — the unit right after a sleep, then
+ * again at once — and the ratio is the median of the pairs' ratios, so a host that speeds up or slows
+ * down during the probe (they do) moves both halves of a pair alike.
  */
 export interface WakeProbe {
-  /** The unit's median wall time back to back, µs. */
+  /** The unit's median wall time when run again at once (the second of each pair), µs. */
   busyMicros: number;
-  /** The unit's median wall time right after each sleep of `sleepMs`, µs. */
+  /** The unit's median wall time right after each sleep of `sleepMs` (the first of each pair), µs. */
   afterSleepMicros: number;
   sleepMs: number;
+  /** Pairs timed. */
   samples: number;
-  /** afterSleepMicros ÷ busyMicros. */
+  /** The median over the pairs of (after the sleep ÷ again at once). */
   slowdown: number;
 }
-
 export interface WakeProbeOptions {
   samples: number;
   sleepMs: number;
@@ -58,26 +61,28 @@ export async function probeWakePenalty(options: WakeProbeOptions): Promise<WakeP
     work();
     return (now() - started) * 1000;
   };
-  // Optimised code for both phases, so only the sleep differs.
+  // Warm: the code paths, the allocator and the caches are hot before the first pair.
   for (let index = 0; index < Math.max(50, options.samples); index++) work();
-  const busy: number[] = [];
-  for (let index = 0; index < options.samples; index++) busy.push(timed());
   const afterSleep: number[] = [];
+  const busy: number[] = [];
+  const ratios: number[] = [];
   for (let index = 0; index < options.samples; index++) {
     await pause(options.sleepMs);
-    afterSleep.push(timed());
+    const cold = timed();
+    const warm = timed();
+    afterSleep.push(cold);
+    busy.push(warm);
+    ratios.push(cold / warm);
   }
-  const busyMicros = median(busy);
-  const afterSleepMicros = median(afterSleep);
-  return { busyMicros, afterSleepMicros, sleepMs: options.sleepMs, samples: options.samples, slowdown: afterSleepMicros / busyMicros };
+  return { busyMicros: median(busy), afterSleepMicros: median(afterSleep), sleepMs: options.sleepMs, samples: options.samples, slowdown: median(ratios) };
 }
 
 /** One sentence for the report's header. */
 export function describeWakeProbe(probe: WakeProbe): string {
   const us = (value: number) => `${Math.round(value).toLocaleString("en")} µs`;
   return (
-    `Host probe (idle machine, before the stack started): a fixed unit of work (JSON round trip of a 50-row page) took ${us(probe.busyMicros)} back to back ` +
-    `and ${us(probe.afterSleepMicros)} right after a ${probe.sleepMs} ms sleep (${probe.slowdown.toFixed(1)}×, medians of ${probe.samples}); ` +
-    "the higher that ratio, the more a request costs at low load for every process it wakes."
+    `Host probe (before the bench started its stack): a fixed unit of work (JSON round trip of a 50-row page) took ${us(probe.afterSleepMicros)} right after a ` +
+    `${probe.sleepMs} ms sleep and ${us(probe.busyMicros)} when run again at once (${probe.slowdown.toFixed(1)}×, median over ${probe.samples} pairs); ` +
+    "at low load a request pays the first kind in every process it wakes."
   );
 }

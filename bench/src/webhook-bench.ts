@@ -8,7 +8,7 @@ import { createServiceTransport } from "@subdata/runtime";
 import type pg from "pg";
 import type { ProcessRef } from "./http-bench.ts";
 import { busyCores, machineCpu } from "./machine-cpu.ts";
-import { cpuSeconds, peakRssMb, pidsNamed, resetPeakRss } from "./proc-stats.ts";
+import { cpuReadings, cpuSeconds, cpuSecondsSince, peakRssMb, pidsNamed, resetPeakRss } from "./proc-stats.ts";
 import type { Receiver } from "./receiver.ts";
 import { quantile } from "./stats.ts";
 
@@ -36,8 +36,11 @@ export interface WebhookResult {
      * process, which holds the receiver and otherwise only waits.
      */
     cpuUsPerDelivery: Record<string, number>;
-    /** How many of the machine's cores were busy (anything on it) from the commit to the last arrival. */
-    machineBusyCores: number;
+    /**
+     * How many of the machine's cores were busy (anything on it; steal counts as busy) from the commit
+     * until the last delivery arrived. Absent in results written before it was measured.
+     */
+    machineBusyCores?: number;
     peakRssMb: Record<string, number>;
   };
   badSignatures: number;
@@ -90,11 +93,6 @@ async function backendPids(admin: pg.Pool): Promise<number[]> {
   return result.rows.map((row) => row.pid);
 }
 
-/** CPU seconds of these processes together (a process gone meanwhile counts 0). */
-function sumCpuSeconds(pids: readonly number[]): number {
-  return pids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
-}
-
 async function pendingOutboxRows(admin: pg.Pool): Promise<number> {
   return Number((await admin.query("SELECT count(*)::int AS n FROM event_outbox WHERE published_at IS NULL")).rows[0].n);
 }
@@ -134,7 +132,7 @@ async function measureLatency(options: WebhookBenchOptions, client: pg.PoolClien
 async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient): Promise<WebhookResult["burst"]> {
   const ids = (await client.query<{ id: string }>("SELECT id FROM subscriptions WHERE merchant_id = $1 ORDER BY id", [options.merchantId])).rows.map((row) => row.id);
   const lastSeq = (await client.query("SELECT coalesce(max(seq), 0)::text AS seq FROM event_outbox")).rows[0].seq as string;
-  for (const process of options.processes) resetPeakRss(process.pid);
+  for (const service of options.processes) resetPeakRss(service.pid);
   options.receiver.reset();
   const startedAt = performance.now();
   let made = 0;
@@ -158,10 +156,10 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
   }
   // The pipeline sees nothing before the commit: its CPU is counted from here.
   const backends = await backendPids(options.admin);
-  const cpuBefore = new Map(options.processes.map((process) => [process.name, cpuSeconds(process.pid)]));
-  const backendsBefore = new Map(backends.map((pid) => [pid, cpuSeconds(pid)]));
-  const natsPids = pidsNamed("nats-server");
-  const natsBefore = sumCpuSeconds(natsPids);
+  const cpuBefore = new Map(options.processes.map((service) => [service.name, cpuSeconds(service.pid)]));
+  const backendsBefore = cpuReadings(backends);
+  // Every nats-server on this machine (normally the one the stack uses); none when NATS runs elsewhere.
+  const natsBefore = cpuReadings(pidsNamed("nats-server"));
   const receiverBefore = process.cpuUsage();
   const machineBefore = machineCpu();
   const writtenAt = performance.now();
@@ -172,16 +170,11 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
   // makes the planner take them for one-row tables. By now the burst has filled them.
   await client.query("ANALYZE webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts");
   const arrivedAll = await options.receiver.waitForCount(made, Math.max(60_000, made * 10));
-  const cpuAfter = new Map(options.processes.map((process) => [process.name, cpuSeconds(process.pid)]));
+  const cpuAfter = new Map(options.processes.map((service) => [service.name, cpuSeconds(service.pid)]));
   const machineAfter = machineCpu();
   const receiverUsage = process.cpuUsage(receiverBefore);
-  const natsSeconds = sumCpuSeconds(natsPids) - natsBefore;
-  // Backends present at both readings only: one opened meanwhile would count its whole life.
-  let postgresSeconds = 0;
-  for (const [pid, before] of backendsBefore) {
-    const after = cpuSeconds(pid);
-    if (before !== undefined && after !== undefined) postgresSeconds += after - before;
-  }
+  const natsSeconds = cpuSecondsSince(natsBefore);
+  const postgresSeconds = cpuSecondsSince(backendsBefore);
   const arrived = options.receiver.received;
   if (!arrivedAll) options.say(`burst: only ${arrived} of ${made} deliveries arrived in time`);
   const span = options.receiver.firstAt !== undefined && options.receiver.lastAt !== undefined ? options.receiver.lastAt - options.receiver.firstAt : 0;
@@ -192,13 +185,13 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
     )
   ).rows[0]!;
   const cpuUsPerDelivery: Record<string, number> = {};
-  for (const process of options.processes) {
-    const before = cpuBefore.get(process.name);
-    const after = cpuAfter.get(process.name);
-    if (before !== undefined && after !== undefined) cpuUsPerDelivery[process.name] = ((after - before) * 1e6) / Math.max(1, arrived);
+  for (const service of options.processes) {
+    const before = cpuBefore.get(service.name);
+    const after = cpuAfter.get(service.name);
+    if (before !== undefined && after !== undefined) cpuUsPerDelivery[service.name] = ((after - before) * 1e6) / Math.max(1, arrived);
   }
   cpuUsPerDelivery.postgres = (postgresSeconds * 1e6) / Math.max(1, arrived);
-  if (natsPids.length > 0) cpuUsPerDelivery.nats = (natsSeconds * 1e6) / Math.max(1, arrived);
+  if (natsBefore.size > 0) cpuUsPerDelivery.nats = (natsSeconds * 1e6) / Math.max(1, arrived);
   cpuUsPerDelivery.receiver = (receiverUsage.user + receiverUsage.system) / Math.max(1, arrived);
   return {
     changes: made,
@@ -209,7 +202,7 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
     relayRowsPerSecond: relay.span && relay.span > 0 ? relay.n / relay.span : Number.NaN,
     cpuUsPerDelivery,
     machineBusyCores: busyCores(machineBefore, machineAfter, cpus().length),
-    peakRssMb: Object.fromEntries(options.processes.map((process) => [process.name, peakRssMb(process.pid) ?? Number.NaN])),
+    peakRssMb: Object.fromEntries(options.processes.map((service) => [service.name, peakRssMb(service.pid) ?? Number.NaN])),
   };
 }
 
@@ -239,7 +232,7 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
       `webhooks: ${burst.deliveriesPerSecond.toFixed(0)} deliveries/s, relay ${burst.relayRowsPerSecond.toFixed(0)} rows/s (${burst.arrived}/${burst.changes} arrived); ` +
         `the burst's UPDATEs ran at ${burst.changesPerSecond.toFixed(0)} changes/s before their commit; ` +
         `CPU µs per delivery: ${Object.entries(burst.cpuUsPerDelivery).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(", ")}; ` +
-        `${burst.machineBusyCores.toFixed(2)} cores busy`,
+        `${(burst.machineBusyCores ?? Number.NaN).toFixed(2)} cores busy`,
     );
     return { latency, burst, badSignatures: latencyBadSignatures + options.receiver.badSignatures };
   } finally {
