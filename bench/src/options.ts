@@ -17,7 +17,7 @@ export interface BenchOptions {
   latencyChanges: number;
   /** Changes in the burst that measures sustained deliveries/s. */
   burstChanges: number;
-  /** Samples of each phase of the host's wake-up probe (wake-probe.ts). */
+  /** Rounds of the host probe (wake-probe.ts): each a sleep, a cold unit of work and warm ones. */
   wakeProbeSamples: number;
   /** "wrk", "autocannon" or undefined (wrk when installed). */
   loadTool: "wrk" | "autocannon" | undefined;

@@ -54,7 +54,7 @@ describe("renderTables", () => {
     report.webhooks!.burst.cpuUsPerDelivery = { webhook: 468, relay: 206, postgres: 531, nats: 53, receiver: 171 };
     report.webhooks!.burst.machineBusyCores = 1.887;
     const tables = renderTables(report);
-    expect(tables.split("\n")[0]).toContain("took 270 µs right after a 10 ms sleep and 126 µs when run again at once (2.1×, median over 200 pairs)");
+    expect(tables.split("\n")[0]).toContain("took 270 µs right after a 10 ms sleep and 126 µs warm, after 40 more at once (2.1×, median over 200 rounds)");
     expect(tables).toContain("| 468 / 206 / 531 / 53 / 171 |");
     expect(tables).toContain("| cores busy during the burst (whole machine, of 2) | 1.89 |");
   });

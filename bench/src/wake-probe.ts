@@ -13,19 +13,22 @@ import { median } from "./stats.ts";
  * also cool while anything else runs (spinning 10 ms instead of sleeping already gave 1.6× there).
  *
  * The unit is a JSON round trip of a 50-row page-shaped object: allocation, strings and property
- * access like a page's rendering, no I/O. Each sample is a pair — the unit right after a sleep, then
- * again at once — and the ratio is the median of the pairs' ratios, so a host that speeds up or slows
- * down during the probe (they do) moves both halves of a pair alike.
+ * access like a page's rendering, no I/O. Each sample is a round: a sleep, the unit once (cold), then
+ * WARM_UNITS more back to back, the last TIMED_WARM_UNITS of them timed (warm: on the Firecracker host
+ * the unit needed ~20 repetitions, ~2.5 ms of work, to reach its steady speed after a sleep, so the
+ * unit right after the cold one is not yet the speed a saturated process runs at). The ratio is the
+ * median over the rounds of cold ÷ warm, so a host that speeds up or slows down during the probe (they
+ * do) moves both parts of a round alike.
  */
 export interface WakeProbe {
-  /** The unit's median wall time when run again at once (the second of each pair), µs. */
+  /** The unit's median wall time warm (the rounds' medians of their last timed units), µs. */
   busyMicros: number;
-  /** The unit's median wall time right after each sleep of `sleepMs` (the first of each pair), µs. */
+  /** The unit's median wall time right after each sleep of `sleepMs` (each round's first), µs. */
   afterSleepMicros: number;
   sleepMs: number;
-  /** Pairs timed. */
+  /** Rounds timed. */
   samples: number;
-  /** The median over the pairs of (after the sleep ÷ again at once). */
+  /** The median over the rounds of (right after the sleep ÷ warm). */
   slowdown: number;
 }
 export interface WakeProbeOptions {
@@ -52,6 +55,10 @@ export function pageRoundTrip(): number {
   return (JSON.parse(JSON.stringify({ object: "list", data: PAGE })) as { data: unknown[] }).data.length;
 }
 
+/** Units run back to back after each round's cold one; the last TIMED_WARM_UNITS are its warm figure. */
+export const WARM_UNITS = 40;
+const TIMED_WARM_UNITS = 10;
+
 export async function probeWakePenalty(options: WakeProbeOptions): Promise<WakeProbe> {
   const now = options.now ?? (() => performance.now());
   const pause = options.sleep ?? ((ms: number) => sleep(ms));
@@ -61,15 +68,20 @@ export async function probeWakePenalty(options: WakeProbeOptions): Promise<WakeP
     work();
     return (now() - started) * 1000;
   };
-  // Warm: the code paths, the allocator and the caches are hot before the first pair.
-  for (let index = 0; index < Math.max(50, options.samples); index++) work();
+  // The code paths, the allocator and the caches are hot before the first round.
+  for (let index = 0; index < 200; index++) work();
   const afterSleep: number[] = [];
   const busy: number[] = [];
   const ratios: number[] = [];
   for (let index = 0; index < options.samples; index++) {
     await pause(options.sleepMs);
     const cold = timed();
-    const warm = timed();
+    const warmTimes: number[] = [];
+    for (let unit = 0; unit < WARM_UNITS; unit++) {
+      if (unit < WARM_UNITS - TIMED_WARM_UNITS) work();
+      else warmTimes.push(timed());
+    }
+    const warm = median(warmTimes);
     afterSleep.push(cold);
     busy.push(warm);
     ratios.push(cold / warm);
@@ -82,7 +94,7 @@ export function describeWakeProbe(probe: WakeProbe): string {
   const us = (value: number) => `${Math.round(value).toLocaleString("en")} µs`;
   return (
     `Host probe (before the bench started its stack): a fixed unit of work (JSON round trip of a 50-row page) took ${us(probe.afterSleepMicros)} right after a ` +
-    `${probe.sleepMs} ms sleep and ${us(probe.busyMicros)} when run again at once (${probe.slowdown.toFixed(1)}×, median over ${probe.samples} pairs); ` +
+    `${probe.sleepMs} ms sleep and ${us(probe.busyMicros)} warm, after ${WARM_UNITS} more at once (${probe.slowdown.toFixed(1)}×, median over ${probe.samples} rounds); ` +
     "at low load a request pays the first kind in every process it wakes."
   );
 }
