@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type pg from "pg";
 import { type LoadGenerator, type LoadResult, type Pacing, pauseForRate } from "./load-generator.ts";
 import { busyCores, machineCpu } from "./machine-cpu.ts";
-import { cpuSeconds, loadAverage, peakRssMb, resetPeakRss } from "./proc-stats.ts";
+import { type CpuReadings, cpuReadings, cpuSeconds, cpuSecondsSince, loadAverage, peakRssMb, resetPeakRss, totalOf } from "./proc-stats.ts";
 import type { Scenario } from "./scenarios.ts";
 import { median } from "./stats.ts";
 
@@ -109,40 +109,26 @@ async function backendPids(admin: pg.Pool): Promise<number[]> {
   return result.rows.map((row) => row.pid);
 }
 
-function cpuOf(processes: readonly ProcessRef[], backends: readonly number[]): Map<string, number> {
-  const readings = new Map<string, number>();
-  for (const process of processes) readings.set(process.name, cpuSeconds(process.pid) ?? Number.NaN);
-  // Backends present at both readings only: a connection opened mid-run would count its whole life.
-  readings.set("postgres", 0);
-  for (const pid of backends) readings.set(`pg:${pid}`, cpuSeconds(pid) ?? Number.NaN);
-  return readings;
-}
-
-function cpuPerRequest(before: Map<string, number>, after: Map<string, number>, requests: number): Record<string, number> {
+/** CPU microseconds per request of each process, and of Postgres as the sum over its backends. */
+function cpuPerRequest(services: CpuReadings<string>, backends: CpuReadings<number>, requests: number): Record<string, number> {
   const perRequest: Record<string, number> = {};
-  let postgres = 0;
-  for (const [name, start] of before) {
-    const end = after.get(name);
-    if (end === undefined || !Number.isFinite(start) || !Number.isFinite(end)) continue;
-    const us = ((end - start) * 1e6) / Math.max(1, requests);
-    if (name.startsWith("pg:")) postgres += us;
-    else if (name !== "postgres") perRequest[name] = us;
-  }
-  perRequest.postgres = postgres;
+  for (const [name, seconds] of cpuSecondsSince(services)) perRequest[name] = (seconds * 1e6) / Math.max(1, requests);
+  perRequest.postgres = (totalOf(cpuSecondsSince(backends)) * 1e6) / Math.max(1, requests);
   return perRequest;
 }
 
 async function measure(options: HttpBenchOptions, scenario: Scenario, target: Target, repetition: number, pacing?: Pacing): Promise<HttpRun> {
   const backends = await backendPids(options.admin);
-  const before = cpuOf(options.processes, backends);
+  const servicesBefore = cpuReadings(options.processes.map((service) => [service.name, service.pid] as const));
+  const backendsBefore = cpuReadings(backends.map((pid) => [pid, pid] as const));
   const machineBefore = machineCpu();
   const load = await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.runSeconds, pacing);
   const machineAfter = machineCpu();
-  const after = cpuOf(options.processes, backends);
+  const cpuUsPerRequest = cpuPerRequest(servicesBefore, backendsBefore, load.requests);
   return {
     repetition,
     load,
-    cpuUsPerRequest: cpuPerRequest(before, after, load.requests),
+    cpuUsPerRequest,
     machineBusyCores: busyCores(machineBefore, machineAfter, options.cores),
     loadAverage1m: loadAverage()[0],
   };

@@ -44,23 +44,33 @@ export function pidsNamed(name: string): number[] {
   }).map(Number);
 }
 
-/** CPU seconds of each process now (undefined for one that is gone), to pass to cpuSecondsSince later. */
-export function cpuReadings(pids: readonly number[]): Map<number, number | undefined> {
-  return new Map(pids.map((pid) => [pid, cpuSeconds(pid)]));
+/** Each process's pid and CPU seconds at one moment (undefined for one that is gone), by a key of the caller's. */
+export type CpuReadings<Key> = Map<Key, { pid: number; seconds: number | undefined }>;
+
+/** Reads the CPU seconds of each process now; pass the result to cpuSecondsSince later. */
+export function cpuReadings<Key>(processes: Iterable<readonly [Key, number]>): CpuReadings<Key> {
+  return new Map([...processes].map(([key, pid]) => [key, { pid, seconds: cpuSeconds(pid) }]));
 }
 
 /**
- * CPU seconds the processes of `before` used since, counting only those present at both readings: one
+ * CPU seconds each process of `before` used since, by key, for those present at both readings only: one
  * gone meanwhile has no second reading, and one started meanwhile is not in `before` (it would count
  * its whole life).
  */
-export function cpuSecondsSince(before: ReadonlyMap<number, number | undefined>): number {
-  let seconds = 0;
-  for (const [pid, then] of before) {
+export function cpuSecondsSince<Key>(before: CpuReadings<Key>): Map<Key, number> {
+  const used = new Map<Key, number>();
+  for (const [key, { pid, seconds: then }] of before) {
     const now = cpuSeconds(pid);
-    if (then !== undefined && now !== undefined) seconds += now - then;
+    if (then !== undefined && now !== undefined) used.set(key, now - then);
   }
-  return seconds;
+  return used;
+}
+
+/** The sum of a map's values (0 when empty). */
+export function totalOf(values: ReadonlyMap<unknown, number>): number {
+  let total = 0;
+  for (const value of values.values()) total += value;
+  return total;
 }
 
 function statusField(pid: number, field: "VmHWM" | "VmRSS"): number | undefined {

@@ -8,7 +8,7 @@ import { createServiceTransport } from "@subdata/runtime";
 import type pg from "pg";
 import type { ProcessRef } from "./http-bench.ts";
 import { busyCores, machineCpu } from "./machine-cpu.ts";
-import { cpuReadings, cpuSeconds, cpuSecondsSince, peakRssMb, pidsNamed, resetPeakRss } from "./proc-stats.ts";
+import { cpuReadings, cpuSecondsSince, peakRssMb, pidsNamed, resetPeakRss, totalOf } from "./proc-stats.ts";
 import type { Receiver } from "./receiver.ts";
 import { quantile } from "./stats.ts";
 
@@ -156,10 +156,10 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
   }
   // The pipeline sees nothing before the commit: its CPU is counted from here.
   const backends = await backendPids(options.admin);
-  const cpuBefore = new Map(options.processes.map((service) => [service.name, cpuSeconds(service.pid)]));
-  const backendsBefore = cpuReadings(backends);
+  const servicesBefore = cpuReadings(options.processes.map((service) => [service.name, service.pid] as const));
+  const backendsBefore = cpuReadings(backends.map((pid) => [pid, pid] as const));
   // Every nats-server on this machine (normally the one the stack uses); none when NATS runs elsewhere.
-  const natsBefore = cpuReadings(pidsNamed("nats-server"));
+  const natsBefore = cpuReadings(pidsNamed("nats-server").map((pid) => [pid, pid] as const));
   const receiverBefore = process.cpuUsage();
   const machineBefore = machineCpu();
   const writtenAt = performance.now();
@@ -170,11 +170,11 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
   // makes the planner take them for one-row tables. By now the burst has filled them.
   await client.query("ANALYZE webhook_endpoints, webhook_events, webhook_deliveries, webhook_attempts");
   const arrivedAll = await options.receiver.waitForCount(made, Math.max(60_000, made * 10));
-  const cpuAfter = new Map(options.processes.map((service) => [service.name, cpuSeconds(service.pid)]));
+  const serviceSeconds = cpuSecondsSince(servicesBefore);
   const machineAfter = machineCpu();
   const receiverUsage = process.cpuUsage(receiverBefore);
-  const natsSeconds = cpuSecondsSince(natsBefore);
-  const postgresSeconds = cpuSecondsSince(backendsBefore);
+  const natsSeconds = totalOf(cpuSecondsSince(natsBefore));
+  const postgresSeconds = totalOf(cpuSecondsSince(backendsBefore));
   const arrived = options.receiver.received;
   if (!arrivedAll) options.say(`burst: only ${arrived} of ${made} deliveries arrived in time`);
   const span = options.receiver.firstAt !== undefined && options.receiver.lastAt !== undefined ? options.receiver.lastAt - options.receiver.firstAt : 0;
@@ -185,11 +185,7 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
     )
   ).rows[0]!;
   const cpuUsPerDelivery: Record<string, number> = {};
-  for (const service of options.processes) {
-    const before = cpuBefore.get(service.name);
-    const after = cpuAfter.get(service.name);
-    if (before !== undefined && after !== undefined) cpuUsPerDelivery[service.name] = ((after - before) * 1e6) / Math.max(1, arrived);
-  }
+  for (const [name, seconds] of serviceSeconds) cpuUsPerDelivery[name] = (seconds * 1e6) / Math.max(1, arrived);
   cpuUsPerDelivery.postgres = (postgresSeconds * 1e6) / Math.max(1, arrived);
   if (natsBefore.size > 0) cpuUsPerDelivery.nats = (natsSeconds * 1e6) / Math.max(1, arrived);
   cpuUsPerDelivery.receiver = (receiverUsage.user + receiverUsage.system) / Math.max(1, arrived);
