@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import net from "node:net";
 
 /**
@@ -34,6 +35,32 @@ function listen(server: net.Server, port: number): Promise<number> {
       resolve((server.address() as net.AddressInfo).port);
     });
   });
+}
+
+/**
+ * Listens on a port below the kernel's ephemeral range. "refuse" closes the listener and "pass" binds
+ * the same port again; a port from the ephemeral range (what listen(0) gives) can meanwhile become the
+ * source port of any outgoing connection on the machine, and the re-bind then fails with EADDRINUSE
+ * (seen in CI). Ports outside that range are taken only by explicit binds; a taken one is skipped.
+ */
+async function listenOutsideEphemeralRange(server: net.Server): Promise<number> {
+  let ephemeralLow = 32_768;
+  try {
+    ephemeralLow = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || ephemeralLow;
+  } catch {
+    // Not Linux: keep the usual default.
+  }
+  const lowest = 10_000;
+  if (ephemeralLow - lowest < 1_000) return listen(server, 0);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const candidate = lowest + Math.floor(Math.random() * (ephemeralLow - lowest));
+    try {
+      return await listen(server, candidate);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    }
+  }
+  return listen(server, 0);
 }
 
 export async function startFaultProxy(upstream: { host: string; port: number }, initial: FaultMode = { kind: "pass" }): Promise<FaultProxy> {
@@ -78,7 +105,7 @@ export async function startFaultProxy(upstream: { host: string; port: number }, 
   };
 
   let server = net.createServer(onConnection);
-  const port = await listen(server, 0);
+  const port = await listenOutsideEphemeralRange(server);
 
   const resetOpen = () => {
     for (const pair of pairs) {
