@@ -63,7 +63,9 @@ async function main(): Promise<number> {
   try {
     const created = await apiKeys.createApiKey({ merchantId: dataset.bigMerchantId, name: `npm run bench ${startedAt}` });
     keyId = created.apiKey?.id ?? "";
-    const { scenarios, facts } = await buildScenarios({ adminUrl: dataset.adminUrl, merchantId: dataset.bigMerchantId, pageTokenSecret: secrets.pageTokenSecret, depth: options.depth });
+    const built = await buildScenarios({ adminUrl: dataset.adminUrl, merchantId: dataset.bigMerchantId, pageTokenSecret: secrets.pageTokenSecret, depth: options.depth });
+    const { facts } = built;
+    const scenarios = selectScenarios(built.scenarios, options.scenarios);
     const targets: Target[] = [
       { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
       { name: "gateway", origin: stack.gatewayUrl, headers: { authorization: `Bearer ${created.key}` } },
@@ -119,7 +121,7 @@ async function main(): Promise<number> {
     const { adminUrl: _adminUrl, ...datasetFacts } = dataset;
     const report: BenchReport = {
       startedAt,
-      mode: options.mode,
+      mode: options.scenarios ? `${options.mode} --scenarios ${scenarios.map((scenario) => scenario.name).join(",")}` : options.mode,
       machine: machineFacts(loadAverageAtStart, wakeProbe, `the load generator (${load.describe}), every service, Postgres and NATS`),
       settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, runSeconds: options.runSeconds, repetitions: options.repetitions, loadGenerator: load.name, serviceLogLevel: options.logLevel },
       dataset: { ...datasetFacts, ...facts },
@@ -132,9 +134,10 @@ async function main(): Promise<number> {
     };
     const tables = renderTables(report);
     say(`\n${tables}\n`);
-    writeResult(`${stamp}.json`, report);
-    // Smoke runs only keep the harness working; the docs keep the last real measurement.
-    if (options.mode !== "smoke") {
+    writeResult(options.scenarios ? `${stamp}-scenarios.json` : `${stamp}.json`, report);
+    // Smoke runs only keep the harness working, and a subset of scenarios is an A/B run: the docs keep
+    // the last whole measurement.
+    if (options.mode !== "smoke" && !options.scenarios) {
       writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables);
       say("updated docs/benchmarks.md");
     }
@@ -146,6 +149,14 @@ async function main(): Promise<number> {
     await receiver.close();
     await admin.end();
   }
+}
+
+/** The scenarios named by --scenarios, in the harness's order; all of them without it. */
+function selectScenarios<T extends { name: string }>(all: readonly T[], names: readonly string[] | undefined): T[] {
+  if (!names) return [...all];
+  const unknown = names.filter((name) => !all.some((scenario) => scenario.name === name));
+  if (unknown.length) throw new Error(`--scenarios: no scenario ${unknown.map((name) => `"${name}"`).join(", ")} (${all.map((scenario) => scenario.name).join(", ")})`);
+  return all.filter((scenario) => names.includes(scenario.name));
 }
 
 /** The webhook phase of either kind of run, against the stack's webhook service and relay. */

@@ -26,6 +26,11 @@ export interface BenchOptions {
    * with --webhooks-only, "webhooks" profiles the webhook service and the relay instead.
    */
   profile: string | undefined;
+  /**
+   * Only these HTTP scenarios (both targets; depth pairs and the paced run only when their scenarios are
+   * among them), no webhook phase, nothing written to docs/: for A/B runs of one change. Undefined: all.
+   */
+  scenarios: readonly string[] | undefined;
   /** Skip the webhook phase (HTTP only). */
   skipWebhooks: boolean;
   /** Only the webhook phase: no HTTP scenarios, and only the webhook service and the relay are started. */
@@ -37,7 +42,7 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "skipWebhooks" | "webhooksOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
   full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
   quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
   smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20 },
@@ -51,6 +56,8 @@ export const USAGE = `npm run bench [-- options]
   --seconds N          seconds per run                  --repetitions N   runs per scenario (medians reported)
   --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
   --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
+  --scenarios A,B      only these HTTP scenarios, both servers (list50, list200, deep50, get, orders50); depth
+                       pairs with list50 and deep50, the paced run with list50; no webhooks, nothing written to docs/
   --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
   --webhooks-only --profile webhooks   the webhook phase with --cpu-prof on the webhook service and the relay
 env: DATABASE_URL (server of the bench database, default postgres://postgres@127.0.0.1:5432/postgres),
@@ -67,6 +74,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   const overrides: Partial<BenchOptions> = {};
   let loadTool: BenchOptions["loadTool"];
   let profile: string | undefined;
+  let scenarios: string[] | undefined;
   let skipWebhooks = false;
   let webhooksOnly = false;
   for (let i = 0; i < argv.length; i++) {
@@ -79,6 +87,11 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       case "--connections": overrides.connections = Math.floor(positive(arg, next())); break;
       case "--seconds": overrides.runSeconds = positive(arg, next()); break;
       case "--repetitions": overrides.repetitions = Math.floor(positive(arg, next())); break;
+      case "--scenarios": {
+        scenarios = (next() ?? "").split(",").map((name) => name.trim()).filter((name) => name.length > 0);
+        if (scenarios.length === 0) throw new Error("--scenarios takes a comma-separated list of scenario names");
+        break;
+      }
       case "--no-webhooks": skipWebhooks = true; break;
       case "--webhooks-only": webhooksOnly = true; break;
       case "--profile": profile = next(); if (!profile) throw new Error("--profile takes a scenario name"); break;
@@ -93,13 +106,15 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     }
   }
   if (skipWebhooks && webhooksOnly) throw new Error("--no-webhooks and --webhooks-only exclude each other");
+  if (scenarios && (webhooksOnly || profile !== undefined)) throw new Error("--scenarios excludes --webhooks-only and --profile");
   if (webhooksOnly && profile !== undefined && profile !== "webhooks") throw new Error('with --webhooks-only, --profile takes only "webhooks"');
   return {
     ...MODES[mode],
     ...overrides,
     loadTool,
     profile,
-    skipWebhooks,
+    scenarios,
+    skipWebhooks: skipWebhooks || scenarios !== undefined,
     webhooksOnly,
     databaseUrl: environment.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: environment.NATS_URL ?? "nats://127.0.0.1:4222",
