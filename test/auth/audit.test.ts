@@ -119,6 +119,25 @@ describe("the audit service", () => {
     expect(inserts).toHaveLength(1);
   });
 
+  it("keeps each read's resource ids apart within one INSERT, none, one or many, whatever their characters", async () => {
+    const merchantId = await fixtures.merchant();
+    const idLists = [
+      [],
+      ["sub_only"],
+      Array.from({ length: 50 }, (_, i) => `sub_${i.toString(16).padStart(32, "0")}`),
+      [],
+      ['sub_{"quoted",comma}', "sub_ünïcode", "sub_back\\slash", ""],
+    ];
+    const reads = idLists.map((resourceIds, i) => read(merchantId, "key_ids", { resourceIds, resultCount: i }));
+    const { results } = await auth.audit.recordReads({ reads });
+    expect(results.every((result) => result.outcome.case === "auditEventId")).toBe(true);
+    const rows = await admin.query("SELECT result_count, resource_ids FROM audit_events WHERE merchant_id = $1 ORDER BY result_count", [merchantId]);
+    expect(rows.rows.map((row) => row.resource_ids)).toEqual(idLists);
+    // Rows of a 50-row page are kept inline (migration 20261125000100000), not moved to TOAST.
+    const options = await admin.query("SELECT reloptions FROM pg_class WHERE oid = 'audit_events'::regclass");
+    expect(options.rows[0].reloptions).toContain("toast_tuple_target=8160");
+  });
+
   it("refuses an empty or oversized RecordReads call", async () => {
     const merchantId = await fixtures.merchant();
     for (const reads of [[], Array.from({ length: 1_001 }, () => read(merchantId, "key_many"))]) {

@@ -57,34 +57,50 @@ export function createAuditRepository(db: Queryable): AuditRepository {
     async insertMany(records) {
       // unnest keeps the statement text constant whatever the batch size, so it is prepared once per
       // connection (named): Postgres CPU per batch of two reads 393–473 µs unnamed, 193–313 µs named (A/B).
-      // resource_ids is an array per row, and arrays of arrays must be rectangular in Postgres, so each
-      // row's ids travel as JSON.
+      // resource_ids is an array per row, and arrays of arrays must be rectangular in Postgres, so the
+      // batch's ids travel as one flat array and each row takes its slice [first, last] (1-based; an
+      // empty slice when last < first). Against one JSON array per row unpacked with
+      // jsonb_array_elements_text: Postgres CPU per 50-id row 109–111 against 120 µs (docs/benchmarks.md, session 6).
+      const resourceIds: string[] = [];
+      const firstIds: number[] = [];
+      const lastIds: number[] = [];
+      for (const record of records) {
+        firstIds.push(resourceIds.length + 1);
+        resourceIds.push(...record.resourceIds);
+        lastIds.push(resourceIds.length);
+      }
       await db.query({
         name: "audit_insert_many",
         text: `INSERT INTO audit_events (${COLUMNS})
          SELECT r.id, coalesce(r.occurred_at, clock_timestamp()), r.merchant_id, r.api_key_id, r.request_id,
-                r.method, r.route, r.query, ARRAY(SELECT jsonb_array_elements_text(r.resource_ids)),
+                r.method, r.route, r.query, ($16::text[])[r.first_id:r.last_id],
                 r.result_count, r.status, r.client_ip, r.user_agent, r.latency_micros
          FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                     $8::text[], $9::jsonb[], $10::int[], $11::int[], $12::text[], $13::text[], $14::bigint[])
-              AS r(id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, resource_ids,
+                     $8::text[], $9::int[], $10::int[], $11::int[], $12::int[], $13::text[], $14::text[], $15::bigint[])
+              AS r(id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, first_id, last_id,
                    result_count, status, client_ip, user_agent, latency_micros)`,
-        values: unnestColumns(records, [
-          (r) => r.id,
-          (r) => r.occurredAt,
-          (r) => r.merchantId,
-          (r) => r.apiKeyId,
-          (r) => r.requestId,
-          (r) => r.method,
-          (r) => r.route,
-          (r) => r.query,
-          (r) => JSON.stringify(r.resourceIds),
-          (r) => r.resultCount,
-          (r) => r.status,
-          (r) => r.clientIp,
-          (r) => r.userAgent,
-          (r) => r.latencyMicros.toString(),
-        ]),
+        values: [
+          ...unnestColumns(records, [
+            (r) => r.id,
+            (r) => r.occurredAt,
+            (r) => r.merchantId,
+            (r) => r.apiKeyId,
+            (r) => r.requestId,
+            (r) => r.method,
+            (r) => r.route,
+            (r) => r.query,
+          ]),
+          firstIds,
+          lastIds,
+          ...unnestColumns(records, [
+            (r) => r.resultCount,
+            (r) => r.status,
+            (r) => r.clientIp,
+            (r) => r.userAgent,
+            (r) => r.latencyMicros.toString(),
+          ]),
+          resourceIds,
+        ],
       });
     },
     async list(merchantId, apiKeyId, after, limit) {
