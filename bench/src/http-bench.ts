@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type pg from "pg";
+import { type GatewaySteps, scrapeMetrics, stepsBetween } from "./gateway-steps.ts";
 import { type LoadGenerator, type LoadResult, type Pacing, pauseForRate } from "./load-generator.ts";
 import { busyCores, machineCpu } from "./machine-cpu.ts";
 import { type CpuReadings, cpuReadings, cpuSeconds, cpuSecondsSince, loadAverage, peakRssMb, resetPeakRss, totalOf } from "./proc-stats.ts";
@@ -13,6 +14,8 @@ export interface Target {
   name: TargetName;
   origin: string;
   headers: Record<string, string>;
+  /** The gateway's Prometheus endpoint: each run then also reports where its requests' time went. */
+  metricsUrl?: string;
 }
 
 export interface ProcessRef {
@@ -28,6 +31,8 @@ export interface HttpRun {
   /** How many of the machine's cores were busy on average, whoever used them. */
   machineBusyCores: number;
   loadAverage1m: number;
+  /** Means per step at the gateway (gateway-steps.ts), for a target with metricsUrl. */
+  gatewaySteps?: GatewaySteps;
 }
 
 export interface HttpResult {
@@ -43,6 +48,8 @@ export interface HttpResult {
   peakRssMb: Record<string, number>;
   non2xx: number;
   errors: number;
+  /** Medians over the runs of the means per step at the gateway, when it was measured. */
+  gatewaySteps?: GatewaySteps;
 }
 
 export interface HttpBenchOptions {
@@ -121,16 +128,20 @@ async function measure(options: HttpBenchOptions, scenario: Scenario, target: Ta
   const backends = await backendPids(options.admin);
   const servicesBefore = cpuReadings(options.processes.map((service) => [service.name, service.pid] as const));
   const backendsBefore = cpuReadings(backends.map((pid) => [pid, pid] as const));
+  const metricsBefore = target.metricsUrl ? await scrapeMetrics(target.metricsUrl) : undefined;
   const machineBefore = machineCpu();
   const load = await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.runSeconds, pacing);
   const machineAfter = machineCpu();
   const cpuUsPerRequest = cpuPerRequest(servicesBefore, backendsBefore, load.requests);
+  // After the CPU readings: a scrape costs the gateway a little CPU, which stays out of the figures.
+  const metricsAfter = metricsBefore && target.metricsUrl ? await scrapeMetrics(target.metricsUrl) : undefined;
   return {
     repetition,
     load,
     cpuUsPerRequest,
     machineBusyCores: busyCores(machineBefore, machineAfter, options.cores),
     loadAverage1m: loadAverage()[0],
+    ...(metricsBefore && metricsAfter ? { gatewaySteps: stepsBetween(metricsBefore, metricsAfter) } : {}),
   };
 }
 
@@ -154,7 +165,9 @@ async function waitUntilIdle(processes: readonly ProcessRef[], maxMs = 20_000): 
 /** What a target's runs of one scenario report: medians of rate, latency and CPU; error counts summed. */
 function summarizeRuns(runs: readonly HttpRun[]): RunSummary {
   const names = new Set(runs.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
+  const steps = runs.flatMap((run) => (run.gatewaySteps ? [run.gatewaySteps] : []));
   return {
+    ...(steps.length ? { gatewaySteps: medianSteps(steps) } : {}),
     requestsPerSecond: median(runs.map((run) => run.load.requestsPerSecond)),
     p50Ms: median(runs.map((run) => run.load.p50Ms)),
     p99Ms: median(runs.map((run) => run.load.p99Ms)),
@@ -162,6 +175,12 @@ function summarizeRuns(runs: readonly HttpRun[]): RunSummary {
     non2xx: runs.reduce((sum, run) => sum + run.load.non2xx, 0),
     errors: runs.reduce((sum, run) => sum + run.load.errors, 0),
   };
+}
+
+/** Each step's median over the runs. */
+function medianSteps(steps: readonly GatewaySteps[]): GatewaySteps {
+  const keys = Object.keys(steps[0]!) as Array<keyof GatewaySteps>;
+  return Object.fromEntries(keys.map((key) => [key, median(steps.map((step) => step[key]))])) as unknown as GatewaySteps;
 }
 
 /**
@@ -253,7 +272,7 @@ export async function compareDepth(options: HttpBenchOptions, first: Scenario, d
 
 
 /** Medians over a target's runs (errors summed), as summarizeRuns reports them. */
-type RunSummary = Pick<HttpResult, "requestsPerSecond" | "p50Ms" | "p99Ms" | "cpuUsPerRequest" | "non2xx" | "errors">;
+type RunSummary = Pick<HttpResult, "requestsPerSecond" | "p50Ms" | "p99Ms" | "cpuUsPerRequest" | "non2xx" | "errors" | "gatewaySteps">;
 
 export interface PacedRun extends RunSummary {
   target: TargetName;

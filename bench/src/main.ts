@@ -68,7 +68,7 @@ async function main(): Promise<number> {
     const scenarios = selectScenarios(built.scenarios, options.scenarios);
     const targets: Target[] = [
       { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
-      { name: "gateway", origin: stack.gatewayUrl, headers: { authorization: `Bearer ${created.key}` } },
+      { name: "gateway", origin: stack.gatewayUrl, headers: { authorization: `Bearer ${created.key}` }, metricsUrl: stack.gatewayMetricsUrl },
     ];
     const checks: Check[] = await checkScenarios(scenarios, targets);
     for (const check of checks.filter((entry) => !entry.ok)) say(`check failed: ${check.name}: ${check.detail}`);

@@ -58,4 +58,16 @@ describe("renderTables", () => {
     expect(tables).toContain("| 468 / 206 / 531 / 53 / 171 |");
     expect(tables).toContain("| cores busy during the burst (whole machine, of 2) | 1.89 |");
   });
+
+  it("splits the gateway's request time into its steps when the run read the gateway's metrics, and leaves the table out otherwise", () => {
+    const report = olderWebhooksReport();
+    const run = { requestsPerSecond: 900, p50Ms: 67, p99Ms: 120, cpuUsPerRequest: {}, peakRssMb: {}, non2xx: 0, errors: 0, runs: [] };
+    report.http = [
+      { ...run, scenario: "list50", description: "first page", target: "baseline" },
+      { ...run, scenario: "list50", description: "first page", target: "gateway" },
+    ];
+    expect(renderTables(report)).not.toContain("Where a request's time went");
+    report.http[1]!.gatewaySteps = { requests: 9_000, requestMs: 66, queryQueueMs: 38, queryCallMs: 17, auditWaitMs: 9, readsPerAuditCall: 4.2 };
+    expect(renderTables(report)).toContain("| list50, closed loop | 66.0 | 38.0 | 17.0 | 9.0 | 2.0 | 4.2 |");
+  });
 });

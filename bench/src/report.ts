@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Dataset } from "./dataset.ts";
 import type { Check, DepthComparison, HttpResult, PacedLatency } from "./http-bench.ts";
+import type { GatewaySteps } from "./gateway-steps.ts";
 import type { ScenarioFacts } from "./scenarios.ts";
 import { describeWakeProbe, type WakeProbe } from "./wake-probe.ts";
 import type { WebhookResult } from "./webhook-bench.ts";
@@ -139,6 +140,28 @@ export function renderTables(report: BenchReport): string {
       const cpu = (name: string) => fixed(result.cpuUsPerRequest[name] ?? Number.NaN);
       const processes = result.target === "baseline" ? [cpu("baseline"), cpu("postgres")] : [...GATEWAY_PATH.map(cpu), cpu("postgres")];
       lines.push(`| ${result.target} | ${fixed(result.requestsPerSecond)} | ${fixed(result.p50Ms, 1)} / ${fixed(result.p99Ms, 1)} | ${processes.join(" / ")} |`);
+    }
+  }
+  const stepRows: Array<[string, GatewaySteps]> = [
+    ...report.http.flatMap((result): Array<[string, GatewaySteps]> => (result.target === "gateway" && result.gatewaySteps ? [[`${result.scenario}, closed loop`, result.gatewaySteps]] : [])),
+    ...(report.paced?.results ?? []).flatMap((result): Array<[string, GatewaySteps]> =>
+      result.target === "gateway" && result.gatewaySteps ? [[`${report.paced!.scenario}, paced`, result.gatewaySteps]] : [],
+    ),
+  ];
+  if (stepRows.length) {
+    lines.push(
+      "",
+      "Where a request's time went at the gateway: means per request from the gateway's own metrics (medians over the runs); " +
+        "the rest is Fastify, authentication from the key cache, the envelope and sending:",
+      "",
+      "| scenario | whole request ms | waiting for a query slot | the query call | waiting for the audit record | the rest | reads per audit call |",
+      "|---|---:|---:|---:|---:|---:|---:|",
+    );
+    for (const [label, steps] of stepRows) {
+      const rest = steps.requestMs - steps.queryQueueMs - steps.queryCallMs - steps.auditWaitMs;
+      lines.push(
+        `| ${label} | ${fixed(steps.requestMs, 1)} | ${fixed(steps.queryQueueMs, 1)} | ${fixed(steps.queryCallMs, 1)} | ${fixed(steps.auditWaitMs, 1)} | ${fixed(rest, 1)} | ${fixed(steps.readsPerAuditCall, 1)} |`,
+      );
     }
   }
   if (report.webhooks) {

@@ -97,6 +97,8 @@ export interface RunningProcess {
 export interface Stack {
   processes: RunningProcess[];
   gatewayUrl: string;
+  /** The gateway's Prometheus endpoint (its own port, as in production). */
+  gatewayMetricsUrl: string;
   baselineUrl: string;
   authUrl: string;
   webhookUrl: string;
@@ -128,8 +130,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     dataDir: join(options.repoRoot, ".subdata"),
     embeddedPostgresPort: 0,
     ports,
-    // Free ports: a bench stack must not clash with a dev stack or another run.
-    metricsPorts: { gateway: 0, query: 0, auth: 0, webhook: 0 },
+    // Free ports: a bench stack must not clash with a dev stack or another run. The gateway's is known,
+    // because the HTTP bench reads its metrics (gateway-steps.ts).
+    metricsPorts: { gateway: await freePort(), query: 0, auth: 0, webhook: 0 },
     logLevel: options.logLevel,
     repoRoot: options.repoRoot,
   };
@@ -220,6 +223,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   return {
     processes: running,
     gatewayUrl: urls.gatewayUrl,
+    gatewayMetricsUrl: `http://127.0.0.1:${config.metricsPorts.gateway}/metrics`,
     baselineUrl: `http://127.0.0.1:${baselinePort}`,
     authUrl: urls.authUrl,
     webhookUrl: urls.webhookUrl,

@@ -39,6 +39,8 @@ export interface AuditRecorderDeps {
   timeoutMs: number;
   /** Reads per RecordReads call at most (the auth service takes up to 1,000). Default 256. */
   maxBatchSize?: number;
+  /** Called after every RecordReads call with its number of reads, for metrics. */
+  onFlush?: (outcome: { size: number; ok: boolean }) => void;
 }
 
 function readRequest(entry: AuditEntry): RecordReadRequest {
@@ -68,6 +70,7 @@ export function createAuditRecorder(deps: AuditRecorderDeps): RecordAudit {
     Promise.all(reads.map((read) => deps.audit.recordRead(read, { timeoutMs: deps.timeoutMs }).then(() => undefined, (error: unknown) => error)));
   const writer = createGroupCommitWriter<RecordReadRequest>({
     maxBatchSize: deps.maxBatchSize ?? 256,
+    ...(deps.onFlush ? { onFlush: deps.onFlush } : {}),
     async flush(reads) {
       if (Date.now() < singleReadsUntil) return oneByOne(reads);
       // One call serves many requests; it carries the trace context of the request that started it.

@@ -17,6 +17,7 @@ const upstream = createUpstreamClients({
   authUrl: config.SUBDATA_AUTH_URL,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
   interceptors: [sendTraceContext(trace)],
+  metrics,
 });
 const apiKeyCache = createApiKeyCache({
   ttlMs: config.SUBDATA_API_KEY_CACHE_TTL_SECONDS * 1000,

@@ -68,6 +68,12 @@ describe("metrics", () => {
     );
     const text = await metrics.metrics();
     expect(text).toContain("subdata_http_request_duration_seconds_bucket");
+    // The two authenticated requests each waited for an audit record; the unauthenticated one and the
+    // unmatched route wrote none.
+    expect(text).toContain('subdata_gateway_audit_wait_seconds_count{component="gateway"} 2');
+    const batches = (await metrics.getSingleMetric("subdata_gateway_audit_batch_reads")!.get()).values;
+    const readsSum = batches.find((value) => (value as { metricName?: string }).metricName === "subdata_gateway_audit_batch_reads_sum");
+    expect(readsSum).toMatchObject({ value: 2, labels: { outcome: "ok" } });
   });
 });
 

@@ -64,6 +64,40 @@ export function registerHttpMetrics(app: Gateway, registry: Registry): void {
   });
 }
 
+/** What the gateway's audit step reports (see auditMetrics). */
+export interface AuditObserver {
+  /** A response waited this long for its audit record to be durable. */
+  waited(seconds: number): void;
+  /** One RecordReads call carried `size` reads. */
+  flushed(outcome: { size: number; ok: boolean }): void;
+}
+
+/**
+ * subdata_gateway_audit_wait_seconds (each response's wait for its audit record: the batch in flight,
+ * then its own) and subdata_gateway_audit_batch_reads (reads per RecordReads call, by outcome): with
+ * subdata_gateway_upstream_queue_seconds and subdata_rpc_client_duration_seconds they split an edge
+ * latency into its steps.
+ */
+export function auditMetrics(registry: Registry): AuditObserver {
+  const wait = new Histogram({
+    name: "subdata_gateway_audit_wait_seconds",
+    help: "Time a response waited for its audit record to be written",
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const batch = new Histogram({
+    name: "subdata_gateway_audit_batch_reads",
+    help: "Reads per AuditService.RecordReads call, by outcome",
+    labelNames: ["outcome"] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [registry],
+  });
+  return {
+    waited: (seconds) => wait.observe(seconds),
+    flushed: ({ size, ok }) => batch.observe({ outcome: ok ? "ok" : "failed" }, size),
+  };
+}
+
 /**
  * Runs the rest of each request inside its trace context (the caller's W3C traceparent, or a new
  * trace), with the gateway's Request-Id, so the log lines and upstream calls of the request carry

@@ -21,7 +21,7 @@ import { createAuthFailureLimiter } from "./auth-failure-limiter.ts";
 import { createAuthenticate } from "./authenticate.ts";
 import type { GatewayConfig } from "./config.ts";
 import { paramErrorsOf, parseQueryString, prepareQuery, type ValidationIssue } from "./list-params.ts";
-import { registerHttpMetrics, registerProbes, traceRequests } from "./observability.ts";
+import { auditMetrics, registerHttpMetrics, registerProbes, traceRequests } from "./observability.ts";
 import { createOpenApiDocument } from "./openapi.ts";
 import { problemBody, ProblemError, toProblem, wwwAuthenticate } from "./problem.ts";
 import { createRateLimiter } from "./rate-limiter.ts";
@@ -121,7 +121,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     now: clock.now,
   });
   const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, failures: authFailures, logger, timeoutMs });
-  const recordAudit = createAuditRecorder({ audit: clients.audit, timeoutMs });
+  const auditObserver = deps.metrics ? auditMetrics(deps.metrics) : undefined;
+  const recordAudit = createAuditRecorder({ audit: clients.audit, timeoutMs, ...(auditObserver ? { onFlush: auditObserver.flushed } : {}) });
   const rateLimiter = createRateLimiter({
     quota: config.SUBDATA_RATE_LIMIT_QUOTA,
     windowSeconds: config.SUBDATA_RATE_LIMIT_WINDOW_SECONDS,
@@ -175,6 +176,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!principal) return payload;
     const status = reply.statusCode;
     const success = status < 300;
+    const auditStartedAt = performance.now();
     try {
       await recordAudit({
         merchantId: principal.merchantId,
@@ -191,6 +193,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         userAgent: request.headers["user-agent"] ?? "",
         latencyMs: clock.now() - request.receivedAtMs,
       });
+      auditObserver?.waited((performance.now() - auditStartedAt) / 1000);
       return payload;
     } catch (error) {
       // No audit record, no data.

@@ -3,7 +3,7 @@ import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { createServiceTransport } from "@subdata/runtime";
+import { createServiceTransport, Histogram, LATENCY_BUCKETS, type Registry, rpcClientMetrics } from "@subdata/runtime";
 import type { GatewayClients } from "./server.ts";
 import { limitConcurrency } from "./upstream-limit.ts";
 
@@ -28,10 +28,27 @@ export function createUpstreamClients(options: {
   interceptors?: Interceptor[];
   /** Bound on concurrent query calls (upstream-limit.ts); DEFAULT_QUERY_CONCURRENCY when omitted. */
   queryConcurrency?: number;
+  /**
+   * When given: subdata_rpc_client_* per RPC (the call alone) and subdata_gateway_upstream_queue_seconds
+   * (the wait for a query slot), so an edge latency splits into queueing, the call, and the rest.
+   */
+  metrics?: Registry;
 }): UpstreamClients {
+  const measured = options.metrics ? [rpcClientMetrics(options.metrics)] : [];
   const transport = (baseUrl: string, first: Interceptor[] = []) =>
-    createServiceTransport({ baseUrl, serviceToken: options.serviceToken, interceptors: [...first, ...(options.interceptors ?? [])] });
-  const query = transport(options.queryUrl, [limitConcurrency(options.queryConcurrency ?? DEFAULT_QUERY_CONCURRENCY)]);
+    createServiceTransport({ baseUrl, serviceToken: options.serviceToken, interceptors: [...first, ...measured, ...(options.interceptors ?? [])] });
+  const queueWait = options.metrics
+    ? new Histogram({
+        name: "subdata_gateway_upstream_queue_seconds",
+        help: "Time an upstream call waited for one of the gateway's slots for that upstream",
+        labelNames: ["upstream"] as const,
+        buckets: [0, ...LATENCY_BUCKETS],
+        registers: [options.metrics],
+      })
+    : undefined;
+  const query = transport(options.queryUrl, [
+    limitConcurrency(options.queryConcurrency ?? DEFAULT_QUERY_CONCURRENCY, queueWait && ((seconds) => queueWait.observe({ upstream: "query" }, seconds))),
+  ]);
   const auth = transport(options.authUrl);
   return {
     clients: {

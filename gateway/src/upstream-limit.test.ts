@@ -10,7 +10,7 @@ function deferred() {
   return { promise, resolve, reject };
 }
 
-function harness(maxInFlight: number) {
+function harness(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void) {
   const started: string[] = [];
   const pending = new Map<string, ReturnType<typeof deferred>>();
   const next = async (request: UnaryRequest): Promise<UnaryResponse> => {
@@ -21,7 +21,7 @@ function harness(maxInFlight: number) {
     await call.promise;
     return { message: name } as unknown as UnaryResponse;
   };
-  const call = limitConcurrency(maxInFlight)(next as never) as (request: UnaryRequest) => Promise<UnaryResponse>;
+  const call = limitConcurrency(maxInFlight, onAdmitted)(next as never) as (request: UnaryRequest) => Promise<UnaryResponse>;
   const request = (name: string, signal = new AbortController().signal) =>
     call({ header: new Headers({ name }), signal } as unknown as UnaryRequest);
   return { started, pending, request };
@@ -45,6 +45,22 @@ describe("limitConcurrency", () => {
     pending.get("d")!.resolve();
     const results = await settled;
     expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled", "fulfilled"]);
+  });
+
+  it("reports each admitted call's wait for its slot: zero when one was free", async () => {
+    const waits: number[] = [];
+    const { pending, request } = harness(1, (seconds) => waits.push(seconds));
+    const settled = Promise.allSettled(["a", "b"].map((name) => request(name)));
+    await turn();
+    expect(waits).toEqual([0]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    pending.get("a")!.resolve();
+    await turn();
+    expect(waits).toHaveLength(2);
+    // b waited while a ran (at least the 20 ms timer, give or take the timer's rounding).
+    expect(waits[1]).toBeGreaterThan(0.01);
+    pending.get("b")!.resolve();
+    await settled;
   });
 
   it("gives up a waiting call when its signal aborts, without starting it or losing its slot", async () => {

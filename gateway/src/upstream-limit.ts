@@ -11,9 +11,10 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
  * fraction of the time, and a call that waits past its deadline gives up before costing the
  * upstream anything.
  *
- * Only for unary calls: the slot is released when the response message has arrived.
+ * Only for unary calls: the slot is released when the response message has arrived. `onAdmitted`
+ * gets each call's wait for its slot in seconds (0 when one was free), for the queue metric.
  */
-export function limitConcurrency(maxInFlight: number): Interceptor {
+export function limitConcurrency(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void): Interceptor {
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new Error(`maxInFlight must be a positive integer, got ${maxInFlight}`);
   let inFlight = 0;
   // Each waiter is handed a slot directly by release(), so inFlight never dips while calls wait.
@@ -45,8 +46,14 @@ export function limitConcurrency(maxInFlight: number): Interceptor {
     });
 
   return (next) => async (request) => {
-    if (inFlight < maxInFlight) inFlight++;
-    else await waitForSlot(request.signal);
+    if (inFlight < maxInFlight) {
+      inFlight++;
+      onAdmitted?.(0);
+    } else {
+      const queuedAt = performance.now();
+      await waitForSlot(request.signal);
+      onAdmitted?.((performance.now() - queuedAt) / 1000);
+    }
     try {
       return await next(request);
     } finally {

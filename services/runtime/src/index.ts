@@ -45,6 +45,7 @@ export {
   createMetrics,
   LATENCY_BUCKETS,
   registerPoolMetrics,
+  rpcClientMetrics,
   rpcServerMetrics,
   startMetricsServer,
   Counter,

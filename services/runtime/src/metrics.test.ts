@@ -3,7 +3,7 @@ import { Health } from "@subdata/proto/grpc/health/v1/health_pb";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConnectServer } from "./connect-server.ts";
 import { createHealthState } from "./health.ts";
-import { createMetrics, registerPoolMetrics, startMetricsServer } from "./metrics.ts";
+import { createMetrics, registerPoolMetrics, rpcClientMetrics, startMetricsServer } from "./metrics.ts";
 import { createTraceScope, sendTraceContext, startTrace } from "./trace-context.ts";
 import { createServiceTransport } from "./transport.ts";
 import { createCapturedLogger } from "./test-support/captured-logger.ts";
@@ -29,10 +29,11 @@ describe("metrics", () => {
     const address = await server.listen("127.0.0.1", 0);
     cleanups.push(() => server.close());
     const clientTrace = createTraceScope();
+    const clientRegistry = createMetrics({ service: "caller", defaultMetrics: false });
     const transport = createServiceTransport({
       baseUrl: `http://127.0.0.1:${address.port}`,
       serviceToken: "x".repeat(32),
-      interceptors: [sendTraceContext(clientTrace)],
+      interceptors: [rpcClientMetrics(clientRegistry), sendTraceContext(clientTrace)],
     });
     cleanups.push(() => transport.close());
     const health = createClient(Health, transport.transport);
@@ -47,6 +48,11 @@ describe("metrics", () => {
     const histogram = await registry.getSingleMetric("subdata_rpc_server_duration_seconds")!.get();
     const count = histogram.values.find((value) => (value as { metricName?: string }).metricName === "subdata_rpc_server_duration_seconds_count");
     expect(count).toMatchObject({ value: 2, labels: { rpc_service: "grpc.health.v1.Health", rpc_method: "Check" } });
+    // The caller's side of the same two calls.
+    const clientText = await clientRegistry.metrics();
+    expect(clientText).toContain('subdata_rpc_client_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="ok",component="caller"} 1');
+    expect(clientText).toContain('subdata_rpc_client_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="not_found",component="caller"} 1');
+    expect(clientText).toContain('subdata_rpc_client_duration_seconds_count{component="caller",rpc_service="grpc.health.v1.Health",rpc_method="Check"} 2');
     // Default process metrics are in the same registry.
     expect(text).toContain("nodejs_eventloop_lag_seconds");
     expect(text).toContain("process_resident_memory_bytes");

@@ -59,6 +59,42 @@ export function rpcServerMetrics(registry: Registry): Interceptor {
   };
 }
 
+/**
+ * The same RED metrics seen from a Connect client, one series per RPC and code:
+ * subdata_rpc_client_requests_total{rpc_service, rpc_method, code} and
+ * subdata_rpc_client_duration_seconds{rpc_service, rpc_method}: from the call leaving this
+ * interceptor to its answer (time spent queued in interceptors before it is not counted).
+ */
+export function rpcClientMetrics(registry: Registry): Interceptor {
+  const requests = new Counter({
+    name: "subdata_rpc_client_requests_total",
+    help: "RPCs called, by service, method and Connect code",
+    labelNames: ["rpc_service", "rpc_method", "code"] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "subdata_rpc_client_duration_seconds",
+    help: "RPC time seen by the caller, until the response message arrived",
+    labelNames: ["rpc_service", "rpc_method"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  return (next) => async (request) => {
+    const labels = { rpc_service: request.service.typeName, rpc_method: request.method.name };
+    const stop = duration.startTimer(labels);
+    let code = "ok";
+    try {
+      return await next(request);
+    } catch (error) {
+      code = connectCodeName(ConnectError.from(error).code);
+      throw error;
+    } finally {
+      stop();
+      requests.inc({ ...labels, code });
+    }
+  };
+}
+
 /** What registerPoolMetrics reads from a pg.Pool. */
 export interface PoolStats {
   readonly totalCount: number;
