@@ -30,15 +30,31 @@ export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
  * handler returned its stream.
  */
 export function rpcServerMetrics(registry: Registry): Interceptor {
+  return rpcMetrics(registry, "server", { requests: "RPCs handled, by service, method and Connect code", duration: "RPC handling time" });
+}
+
+/**
+ * The same metrics seen from a Connect client, subdata_rpc_client_requests_total and
+ * subdata_rpc_client_duration_seconds: from the call leaving this interceptor to its answer (time spent
+ * queued in interceptors before it is not counted).
+ */
+export function rpcClientMetrics(registry: Registry): Interceptor {
+  return rpcMetrics(registry, "client", {
+    requests: "RPCs called, by service, method and Connect code",
+    duration: "RPC time seen by the caller, until the response message arrived",
+  });
+}
+
+function rpcMetrics(registry: Registry, side: "server" | "client", help: { requests: string; duration: string }): Interceptor {
   const requests = new Counter({
-    name: "subdata_rpc_server_requests_total",
-    help: "RPCs handled, by service, method and Connect code",
+    name: `subdata_rpc_${side}_requests_total`,
+    help: help.requests,
     labelNames: ["rpc_service", "rpc_method", "code"] as const,
     registers: [registry],
   });
   const duration = new Histogram({
-    name: "subdata_rpc_server_duration_seconds",
-    help: "RPC handling time",
+    name: `subdata_rpc_${side}_duration_seconds`,
+    help: help.duration,
     labelNames: ["rpc_service", "rpc_method"] as const,
     buckets: LATENCY_BUCKETS,
     registers: [registry],
@@ -51,42 +67,6 @@ export function rpcServerMetrics(registry: Registry): Interceptor {
       return await next(request);
     } catch (error) {
       code = connectCodeName(error instanceof ConnectError ? error.code : Code.Unknown);
-      throw error;
-    } finally {
-      stop();
-      requests.inc({ ...labels, code });
-    }
-  };
-}
-
-/**
- * The same RED metrics seen from a Connect client, one series per RPC and code:
- * subdata_rpc_client_requests_total{rpc_service, rpc_method, code} and
- * subdata_rpc_client_duration_seconds{rpc_service, rpc_method}: from the call leaving this
- * interceptor to its answer (time spent queued in interceptors before it is not counted).
- */
-export function rpcClientMetrics(registry: Registry): Interceptor {
-  const requests = new Counter({
-    name: "subdata_rpc_client_requests_total",
-    help: "RPCs called, by service, method and Connect code",
-    labelNames: ["rpc_service", "rpc_method", "code"] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: "subdata_rpc_client_duration_seconds",
-    help: "RPC time seen by the caller, until the response message arrived",
-    labelNames: ["rpc_service", "rpc_method"] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  return (next) => async (request) => {
-    const labels = { rpc_service: request.service.typeName, rpc_method: request.method.name };
-    const stop = duration.startTimer(labels);
-    let code = "ok";
-    try {
-      return await next(request);
-    } catch (error) {
-      code = connectCodeName(ConnectError.from(error).code);
       throw error;
     } finally {
       stop();
