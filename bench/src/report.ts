@@ -160,7 +160,8 @@ export function renderTables(report: BenchReport): string {
     for (const [label, steps] of stepRows) {
       const rest = steps.requestMs - steps.queryQueueMs - steps.queryCallMs - steps.auditWaitMs;
       lines.push(
-        `| ${label} | ${fixed(steps.requestMs, 1)} | ${fixed(steps.queryQueueMs, 1)} | ${fixed(steps.queryCallMs, 1)} | ${fixed(steps.auditWaitMs, 1)} | ${fixed(rest, 1)} | ${fixed(steps.readsPerAuditCall, 1)} |`,
+        // Means of separately timed steps need not add up exactly: a rounding "-0.0" reads as 0.
+        `| ${label} | ${fixed(steps.requestMs, 1)} | ${fixed(steps.queryQueueMs, 1)} | ${fixed(steps.queryCallMs, 1)} | ${fixed(steps.auditWaitMs, 1)} | ${fixed(rest, 1).replace(/^-(0\.0)$/, "$1")} | ${fixed(steps.readsPerAuditCall, 1)} |`,
       );
     }
   }
