@@ -5,7 +5,7 @@ import { type LoadGenerator, type LoadResult, type Pacing, pauseForRate } from "
 import { busyCores, machineCpu } from "./machine-cpu.ts";
 import { type CpuReadings, cpuReadings, cpuSeconds, cpuSecondsSince, loadAverage, peakRssMb, resetPeakRss, totalOf } from "./proc-stats.ts";
 import type { Scenario } from "./scenarios.ts";
-import { median } from "./stats.ts";
+import { median, medianOfEach } from "./stats.ts";
 
 /** Which server a scenario is run against. */
 export type TargetName = "baseline" | "gateway";
@@ -164,23 +164,16 @@ async function waitUntilIdle(processes: readonly ProcessRef[], maxMs = 20_000): 
 
 /** What a target's runs of one scenario report: medians of rate, latency and CPU; error counts summed. */
 function summarizeRuns(runs: readonly HttpRun[]): RunSummary {
-  const names = new Set(runs.flatMap((run) => Object.keys(run.cpuUsPerRequest)));
   const steps = runs.flatMap((run) => (run.gatewaySteps ? [run.gatewaySteps] : []));
   return {
-    ...(steps.length ? { gatewaySteps: medianSteps(steps) } : {}),
+    ...(steps.length ? { gatewaySteps: medianOfEach<keyof GatewaySteps>(steps) } : {}),
     requestsPerSecond: median(runs.map((run) => run.load.requestsPerSecond)),
     p50Ms: median(runs.map((run) => run.load.p50Ms)),
     p99Ms: median(runs.map((run) => run.load.p99Ms)),
-    cpuUsPerRequest: Object.fromEntries([...names].map((name) => [name, median(runs.map((run) => run.cpuUsPerRequest[name] ?? Number.NaN))])),
+    cpuUsPerRequest: medianOfEach(runs.map((run) => run.cpuUsPerRequest)),
     non2xx: runs.reduce((sum, run) => sum + run.load.non2xx, 0),
     errors: runs.reduce((sum, run) => sum + run.load.errors, 0),
   };
-}
-
-/** Each step's median over the runs. */
-function medianSteps(steps: readonly GatewaySteps[]): GatewaySteps {
-  const keys = Object.keys(steps[0]!) as Array<keyof GatewaySteps>;
-  return Object.fromEntries(keys.map((key) => [key, median(steps.map((step) => step[key]))])) as unknown as GatewaySteps;
 }
 
 /**
