@@ -94,7 +94,8 @@ export function auditMetrics(registry: Registry): AuditObserver {
   });
   return {
     waited: (seconds) => wait.observe(seconds),
-    flushed: ({ size, ok }) => batch.observe({ outcome: ok ? "ok" : "failed" }, size),
+    // "ok" | "error", as the auth service's subdata_audit_batch_size.
+    flushed: ({ size, ok }) => batch.observe({ outcome: ok ? "ok" : "error" }, size),
   };
 }
 
