@@ -9,10 +9,11 @@ import { enumDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file subdata/events/v1/event_type.proto.
  */
 export const file_subdata_events_v1_event_type: GenFile = /*@__PURE__*/
-  fileDesc("CiJzdWJkYXRhL2V2ZW50cy92MS9ldmVudF90eXBlLnByb3RvEhFzdWJkYXRhLmV2ZW50cy52MSqWAQoJRXZlbnRUeXBlEhoKFkVWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIjCh9FVkVOVF9UWVBFX1NVQlNDUklQVElPTl9DUkVBVEVEEAESIwofRVZFTlRfVFlQRV9TVUJTQ1JJUFRJT05fVVBEQVRFRBACEiMKH0VWRU5UX1RZUEVfU1VCU0NSSVBUSU9OX0RFTEVURUQQA2IGcHJvdG8z");
+  fileDesc("CiJzdWJkYXRhL2V2ZW50cy92MS9ldmVudF90eXBlLnByb3RvEhFzdWJkYXRhLmV2ZW50cy52MSrNAgoJRXZlbnRUeXBlEhoKFkVWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIjCh9FVkVOVF9UWVBFX1NVQlNDUklQVElPTl9DUkVBVEVEEAESIwofRVZFTlRfVFlQRV9TVUJTQ1JJUFRJT05fVVBEQVRFRBACEiMKH0VWRU5UX1RZUEVfU1VCU0NSSVBUSU9OX0RFTEVURUQQAxIdChlFVkVOVF9UWVBFX0NIQVJHRV9DUkVBVEVEEAQSHQoZRVZFTlRfVFlQRV9DSEFSR0VfVVBEQVRFRBAFEh0KGUVWRU5UX1RZUEVfQ0hBUkdFX0RFTEVURUQQBhIcChhFVkVOVF9UWVBFX09SREVSX0NSRUFURUQQBxIcChhFVkVOVF9UWVBFX09SREVSX1VQREFURUQQCBIcChhFVkVOVF9UWVBFX09SREVSX0RFTEVURUQQCWIGcHJvdG8z");
 
 /**
- * EventType names what happened; webhook bodies carry it as "subscription.created" and so on.
+ * EventType names what happened; webhook bodies and the change feed carry it as "subscription.created"
+ * and so on.
  *
  * @generated from enum subdata.events.v1.EventType
  */
@@ -42,6 +43,48 @@ export enum EventType {
    * @generated from enum value: EVENT_TYPE_SUBSCRIPTION_DELETED = 3;
    */
   SUBSCRIPTION_DELETED = 3,
+
+  /**
+   * "charge.created"
+   *
+   * @generated from enum value: EVENT_TYPE_CHARGE_CREATED = 4;
+   */
+  CHARGE_CREATED = 4,
+
+  /**
+   * "charge.updated"
+   *
+   * @generated from enum value: EVENT_TYPE_CHARGE_UPDATED = 5;
+   */
+  CHARGE_UPDATED = 5,
+
+  /**
+   * "charge.deleted"
+   *
+   * @generated from enum value: EVENT_TYPE_CHARGE_DELETED = 6;
+   */
+  CHARGE_DELETED = 6,
+
+  /**
+   * "order.created"
+   *
+   * @generated from enum value: EVENT_TYPE_ORDER_CREATED = 7;
+   */
+  ORDER_CREATED = 7,
+
+  /**
+   * "order.updated" (also when its line items change)
+   *
+   * @generated from enum value: EVENT_TYPE_ORDER_UPDATED = 8;
+   */
+  ORDER_UPDATED = 8,
+
+  /**
+   * "order.deleted"
+   *
+   * @generated from enum value: EVENT_TYPE_ORDER_DELETED = 9;
+   */
+  ORDER_DELETED = 9,
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/subscription/v1/subscription_service.proto.
  */
 export const file_subdata_subscription_v1_subscription_service: GenFile = /*@__PURE__*/
-  fileDesc("CjJzdWJkYXRhL3N1YnNjcmlwdGlvbi92MS9zdWJzY3JpcHRpb25fc2VydmljZS5wcm90bxIXc3ViZGF0YS5zdWJzY3JpcHRpb24udjEirwEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRI7CgZzdGF0dXMYBCABKA4yKy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb25TdGF0dXMSGgoScmVuZGVyX3B1YmxpY19qc29uGAUgASgIIpsBChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEjwKDXN1YnNjcmlwdGlvbnMYASADKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3B1YmxpY19qc29uGAMgASgMEhIKCnB1YmxpY19pZHMYBCADKAkiYgoWR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAiABKAkSGgoScmVuZGVyX3B1YmxpY19qc29uGAMgASgIIp0BChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRI7CgxzdWJzY3JpcHRpb24YASABKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SMAoHY2hhcmdlcxgCIAMoCzIfLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkNoYXJnZRITCgtwdWJsaWNfanNvbhgDIAEoDDKRAgoTU3Vic2NyaXB0aW9uU2VydmljZRJ/ChFMaXN0U3Vic2NyaXB0aW9ucxIxLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBoyLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiA5ACARJ5Cg9HZXRTdWJzY3JpcHRpb24SLy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0GjAuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_subdata_subscription_v1_subscription]);
+  fileDesc("CjJzdWJkYXRhL3N1YnNjcmlwdGlvbi92MS9zdWJzY3JpcHRpb25fc2VydmljZS5wcm90bxIXc3ViZGF0YS5zdWJzY3JpcHRpb24udjEirwEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRI7CgZzdGF0dXMYBCABKA4yKy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb25TdGF0dXMSGgoScmVuZGVyX3B1YmxpY19qc29uGAUgASgIIpsBChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEjwKDXN1YnNjcmlwdGlvbnMYASADKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3B1YmxpY19qc29uGAMgASgMEhIKCnB1YmxpY19pZHMYBCADKAkiYgoWR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAiABKAkSGgoScmVuZGVyX3B1YmxpY19qc29uGAMgASgIIp0BChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRI7CgxzdWJzY3JpcHRpb24YASABKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SMAoHY2hhcmdlcxgCIAMoCzIfLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkNoYXJnZRITCgtwdWJsaWNfanNvbhgDIAEoDCKFAQoSTGlzdENoYXJnZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD3N1YnNjcmlwdGlvbl9pZBgEIAEoCRIaChJyZW5kZXJfcHVibGljX2pzb24YBSABKAgiiQEKE0xpc3RDaGFyZ2VzUmVzcG9uc2USMAoHY2hhcmdlcxgBIAMoCzIfLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkNoYXJnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLcHVibGljX2pzb24YAyABKAwSEgoKcHVibGljX2lkcxgEIAMoCTKAAwoTU3Vic2NyaXB0aW9uU2VydmljZRJ/ChFMaXN0U3Vic2NyaXB0aW9ucxIxLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBoyLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiA5ACARJ5Cg9HZXRTdWJzY3JpcHRpb24SLy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0GjAuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2UiA5ACARJtCgtMaXN0Q2hhcmdlcxIrLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RDaGFyZ2VzUmVxdWVzdBosLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RDaGFyZ2VzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_subdata_subscription_v1_subscription]);
 
 /**
  * ListSubscriptionsRequest selects one page of a merchant's subscriptions.
@@ -184,6 +184,100 @@ export const GetSubscriptionResponseSchema: GenMessage<GetSubscriptionResponse> 
   messageDesc(file_subdata_subscription_v1_subscription_service, 3);
 
 /**
+ * ListChargesRequest selects one page of a merchant's charges.
+ *
+ * @generated from message subdata.subscription.v1.ListChargesRequest
+ */
+export type ListChargesRequest = Message<"subdata.subscription.v1.ListChargesRequest"> & {
+  /**
+   * Required. The tenant.
+   *
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * 1–200; 0 means the default, 50.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * From the previous page; bound to the merchant and the filter.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+
+  /**
+   * Only charges of this subscription ("sub_…"); empty means all. An unknown or foreign id yields an
+   * empty list.
+   *
+   * @generated from field: string subscription_id = 4;
+   */
+  subscriptionId: string;
+
+  /**
+   * For the REST edge: when true, the page comes as public JSON in public_json (with the ids in
+   * public_ids) and `charges` stays EMPTY.
+   *
+   * @generated from field: bool render_public_json = 5;
+   */
+  renderPublicJson: boolean;
+};
+
+/**
+ * Describes the message subdata.subscription.v1.ListChargesRequest.
+ * Use `create(ListChargesRequestSchema)` to create a new message.
+ */
+export const ListChargesRequestSchema: GenMessage<ListChargesRequest> = /*@__PURE__*/
+  messageDesc(file_subdata_subscription_v1_subscription_service, 4);
+
+/**
+ * ListChargesResponse is one page.
+ *
+ * @generated from message subdata.subscription.v1.ListChargesResponse
+ */
+export type ListChargesResponse = Message<"subdata.subscription.v1.ListChargesResponse"> & {
+  /**
+   * The page, typed. Empty when the request set render_public_json.
+   *
+   * @generated from field: repeated subdata.subscription.v1.Charge charges = 1;
+   */
+  charges: Charge[];
+
+  /**
+   * Empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * Only when the request set render_public_json: the UTF-8 text of a JSON array of the public charge
+   * objects (each with its subscription_id).
+   *
+   * @generated from field: bytes public_json = 3;
+   */
+  publicJson: Uint8Array;
+
+  /**
+   * Only when the request set render_public_json: the ids of the items in public_json, in order.
+   *
+   * @generated from field: repeated string public_ids = 4;
+   */
+  publicIds: string[];
+};
+
+/**
+ * Describes the message subdata.subscription.v1.ListChargesResponse.
+ * Use `create(ListChargesResponseSchema)` to create a new message.
+ */
+export const ListChargesResponseSchema: GenMessage<ListChargesResponse> = /*@__PURE__*/
+  messageDesc(file_subdata_subscription_v1_subscription_service, 5);
+
+/**
  * SubscriptionService reads a merchant's subscriptions. It never changes data: the query service
  * connects to Postgres with a role that can only SELECT.
  *
@@ -211,6 +305,17 @@ export const SubscriptionService: GenService<{
     methodKind: "unary";
     input: typeof GetSubscriptionRequestSchema;
     output: typeof GetSubscriptionResponseSchema;
+  },
+  /**
+   * ListCharges pages through a merchant's charges in (created_at, id) order by keyset, optionally
+   * for one subscription: the bulk read for copies, instead of one GetSubscription per subscription.
+   *
+   * @generated from rpc subdata.subscription.v1.SubscriptionService.ListCharges
+   */
+  listCharges: {
+    methodKind: "unary";
+    input: typeof ListChargesRequestSchema;
+    output: typeof ListChargesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_subdata_subscription_v1_subscription_service, 0);
