@@ -1,5 +1,9 @@
 import {
+  chargeListSchema,
+  eventListSchema,
   getSubscriptionQuerySchema,
+  listChargesQuerySchema,
+  listEventsQuerySchema,
   type JsonSchema,
   listOrdersQuerySchema,
   listSubscriptionsQuerySchema,
@@ -66,6 +70,8 @@ function readOperation(options: {
   parameters: unknown[];
   schema: JsonSchema;
   hasId?: boolean;
+  /** Further responses of this operation only (e.g. 410 on the feed). */
+  extraResponses?: Record<string, ReturnType<typeof problemResponse>>;
 }) {
   const get = {
     operationId: options.operationId,
@@ -91,6 +97,7 @@ function readOperation(options: {
         ...rateLimitHeaderRefs,
         "Retry-After": { $ref: "#/components/headers/Retry-After" },
       }),
+      ...options.extraResponses,
       "500": problemResponse("Unexpected error.", problemSchema),
       "503": problemResponse("A dependency (including the audit log) is unavailable; no data is returned.", problemSchema, {
         "Retry-After": { $ref: "#/components/headers/Retry-After" },
@@ -144,6 +151,33 @@ export function createOpenApiDocument(): Record<string, unknown> {
         parameters: [idParameter, ...queryParameters(getSubscriptionQuerySchema)],
         schema: subscriptionWithChargesSchema,
         hasId: true,
+      }),
+      "/charges": readOperation({
+        operationId: "listCharges",
+        summary: "List charges",
+        description:
+          "Keyset-paginated in (created_at, id) ascending order, optionally for one subscription: the bulk read for copies " +
+          "(GET /subscriptions/{id} has one subscription's charges).",
+        parameters: queryParameters(listChargesQuerySchema),
+        schema: chargeListSchema,
+      }),
+      "/events": readOperation({
+        operationId: "listEvents",
+        summary: "Follow the change feed",
+        description:
+          "Every committed change of the merchant's subscriptions, charges and orders, deletes included, in commit order: " +
+          "a reader that has seen an event never later finds another placed before it. Items are byte for byte the " +
+          "bodies webhooks carry. Keep a copy by taking cursor=head, walking the lists, then applying the feed from that " +
+          "cursor (docs/api.md, \"Keeping a copy\"). With `wait`, an empty page is held open until an event arrives.",
+        parameters: queryParameters(listEventsQuerySchema),
+        schema: eventListSchema,
+        extraResponses: {
+          "410": problemResponse(
+            "The cursor is older than the feed's retention (code cursor_expired): resynchronise from cursor=head.",
+            problemSchema,
+            rateLimitHeaderRefs,
+          ),
+        },
       }),
       "/orders": readOperation({
         operationId: "listOrders",

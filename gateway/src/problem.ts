@@ -10,6 +10,7 @@ import { ErrorReason, errorDetailOf } from "@subdata/runtime";
 export type ProblemCode =
   | "invalid_parameter"
   | "invalid_cursor"
+  | "cursor_expired"
   | "missing_api_key"
   | "invalid_api_key"
   | "revoked_api_key"
@@ -29,6 +30,11 @@ export const problemCatalogue: Record<ProblemCode, { status: number; title: stri
     status: 400,
     title: "Invalid cursor",
     detail: "The cursor is invalid, or was made for another list, filter or key.",
+  },
+  cursor_expired: {
+    status: 410,
+    title: "Cursor expired",
+    detail: "Events after this cursor are past the feed's retention. Resynchronise: take cursor=head, copy the lists again, then follow from there.",
   },
   missing_api_key: { status: 401, title: "Missing API key", detail: "Send your API key as Authorization: Bearer <key>." },
   invalid_api_key: { status: 401, title: "Invalid API key", detail: "The API key is not valid." },
@@ -130,6 +136,9 @@ export function problemFromConnectError(error: ConnectError, fieldNames: FieldNa
     }
     case Code.NotFound:
       return new ProblemError("not_found");
+    case Code.FailedPrecondition:
+      if (reason === ErrorReason.PAGE_TOKEN_EXPIRED) return new ProblemError("cursor_expired");
+      return new ProblemError("internal_error");
     case Code.Unavailable:
     case Code.DeadlineExceeded:
     case Code.ResourceExhausted:

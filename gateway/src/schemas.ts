@@ -1,3 +1,4 @@
+import { EVENT_TYPE_NAMES } from "@subdata/runtime";
 import { problemCatalogue } from "./problem.ts";
 
 /**
@@ -82,6 +83,7 @@ export const chargeSchema = object(
   {
     id: { type: "string" },
     object: { const: "charge", type: "string" },
+    subscription_id: { type: "string" },
     status: { type: "string", enum: [...chargeStatuses] },
     amount: moneySchema,
     amount_refunded: moneySchema,
@@ -91,6 +93,7 @@ export const chargeSchema = object(
     scheduled_at: time,
     processed_at: time,
     created_at: requiredTime,
+    version: { type: "integer", description: "Increases by one on every change of the charge." },
   },
   "One attempt to bill a subscription for a period.",
 );
@@ -124,6 +127,7 @@ export const orderSchema = object(
     line_items: { type: "array", items: lineItemSchema },
     created_at: requiredTime,
     updated_at: requiredTime,
+    version: { type: "integer", description: "Increases by one on every change of the order or its line items." },
   },
   "What a successful subscription charge created.",
 );
@@ -142,6 +146,54 @@ function listOf(item: JsonSchema, description: string): JsonSchema {
 
 export const subscriptionListSchema = listOf(subscriptionSchema, "One page of subscriptions, (created_at, id) ascending.");
 export const orderListSchema = listOf(orderSchema, "One page of orders, (created_at, id) ascending.");
+export const chargeListSchema = listOf(chargeSchema, "One page of charges, (created_at, id) ascending.");
+
+const eventTypesOf = (resource: string) => EVENT_TYPE_NAMES.filter((name) => name.startsWith(`${resource}.`));
+const resourceEventTypes = {
+  subscription: eventTypesOf("subscription"),
+  charge: eventTypesOf("charge"),
+  order: eventTypesOf("order"),
+};
+
+function eventOf(resource: keyof typeof resourceEventTypes, objectSchema: JsonSchema, description: string): JsonSchema {
+  return object(
+    {
+      id: { type: "string", description: "evt_…: the same id as the webhook-id of every delivery of this event." },
+      type: { type: "string", enum: [...resourceEventTypes[resource]] },
+      timestamp: { ...requiredTime, description: "When the change was made (RFC 3339 UTC with milliseconds)." },
+      data: object({
+        object: { ...objectSchema, description: `The ${resource} after the change; for deletes, its last state.` } as JsonSchema,
+        previous_attributes: {
+          type: "object",
+          description: "For updates: the changed attributes' values before the change; otherwise empty.",
+        },
+      }),
+    },
+    description,
+  );
+}
+
+export const subscriptionEventSchema = eventOf("subscription", subscriptionSchema, "A subscription was created, changed or deleted.");
+export const chargeEventSchema = eventOf("charge", chargeSchema, "A charge was created, changed or deleted.");
+export const orderEventSchema = eventOf("order", orderSchema, "An order (with its line items) was created, changed or deleted.");
+
+export const eventSchema: JsonSchema = {
+  description: "One committed change: byte for byte the body a webhook carries for the same event.",
+  oneOf: [subscriptionEventSchema, chargeEventSchema, orderEventSchema],
+};
+
+export const eventListSchema = object(
+  {
+    object: { const: "list", type: "string" },
+    data: { type: "array", items: eventSchema, description: "Events in commit order, oldest first." },
+    has_more: { type: "boolean", description: "True when more events follow next_cursor right now." },
+    next_cursor: {
+      type: "string",
+      description: "Where to continue from: never null, also after an empty page. Pass it as `cursor`, with the same `types`.",
+    },
+  },
+  "One page of the change feed.",
+);
 
 export const paramErrorSchema = object({
   param: { type: "string", description: "The public parameter name." },
@@ -197,6 +249,50 @@ export const listOrdersQuerySchema = {
   },
 } satisfies JsonSchema;
 
+export const listChargesQuerySchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    limit,
+    cursor,
+    subscription_id: { type: "string", pattern: subscriptionIdPattern, description: "Only charges of this subscription." },
+  },
+} satisfies JsonSchema;
+
+export const DEFAULT_EVENT_LIMIT = 100;
+export const MAX_EVENT_LIMIT = 1000;
+export const MAX_EVENT_WAIT_SECONDS = 30;
+
+const eventTypeAlternatives = EVENT_TYPE_NAMES.map((name) => name.replace(".", "\\.")).join("|");
+
+export const listEventsQuerySchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    limit: { type: "integer", minimum: 1, maximum: MAX_EVENT_LIMIT, default: DEFAULT_EVENT_LIMIT, description: "Page size." },
+    cursor: {
+      type: "string",
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        "The next_cursor of the previous page (with the same `types`), or `head` for an empty page whose next_cursor is the " +
+        "current end of the feed. Without a cursor the feed starts at its oldest retained event.",
+    },
+    types: {
+      type: "string",
+      pattern: `^(${eventTypeAlternatives})(,(${eventTypeAlternatives}))*$`,
+      description: "Comma-separated event types to return (e.g. `subscription.updated,order.created`); all when absent.",
+    },
+    wait: {
+      type: "integer",
+      minimum: 0,
+      maximum: MAX_EVENT_WAIT_SECONDS,
+      default: 0,
+      description: "Seconds to hold an empty page open until an event arrives (long poll).",
+    },
+  },
+} satisfies JsonSchema;
+
 export const getSubscriptionQuerySchema = { type: "object", additionalProperties: false, properties: {} } satisfies JsonSchema;
 
 /** Named components of the OpenAPI document, by identity. */
@@ -211,6 +307,12 @@ export const namedSchemas: Record<string, JsonSchema> = {
   Order: orderSchema,
   SubscriptionList: subscriptionListSchema,
   OrderList: orderListSchema,
+  ChargeList: chargeListSchema,
+  SubscriptionEvent: subscriptionEventSchema,
+  ChargeEvent: chargeEventSchema,
+  OrderEvent: orderEventSchema,
+  Event: eventSchema,
+  EventList: eventListSchema,
   ParamError: paramErrorSchema,
   Problem: problemSchema,
   ValidationProblem: validationProblemSchema,

@@ -87,3 +87,23 @@ export {
 export { createUnaryTransport, type UnaryTransport, type UnaryTransportOptions } from "./unary-transport.ts";
 export { createGroupCommitWriter, type GroupCommitOptions, type GroupCommitStats, type GroupCommitWriter, type ItemOutcomes } from "./group-commit.ts";
 export { unnestColumns, type UnnestColumns } from "./unnest-columns.ts";
+export {
+  changedFieldPaths,
+  changeEventFromRow,
+  EVENT_TYPE_NAMES,
+  EVENT_TYPES,
+  eventTypeName,
+  eventTypeOf,
+  isEventTypeName,
+  renderEventBody,
+  snapshotToCharge,
+  snapshotToOrder,
+  snapshotToSubscription,
+  type ChangeEventRow,
+  type ChangePayload,
+  type ChargeSnapshot,
+  type EventTypeName,
+  type OrderSnapshot,
+  type ResourceType,
+  type SubscriptionSnapshot,
+} from "./change-events.ts";

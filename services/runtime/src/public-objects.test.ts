@@ -58,7 +58,7 @@ describe("public objects", () => {
   });
 
   it("takes previous attributes for the changed fields only, never private ones", () => {
-    expect(previousAttributes(subscription, ["status", "merchant_id", "price"])).toEqual({
+    expect(previousAttributes(renderSubscription(subscription), ["status", "merchant_id", "price"])).toEqual({
       status: "PAST_DUE",
       price: { amount: "1500", currency: "JPY" },
     });

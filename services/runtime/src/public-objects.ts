@@ -40,6 +40,7 @@ export interface PublicSubscription {
 export interface PublicCharge {
   id: string;
   object: "charge";
+  subscription_id: string;
   status: string;
   amount: PublicMoney;
   amount_refunded: PublicMoney;
@@ -49,6 +50,7 @@ export interface PublicCharge {
   scheduled_at: string | null;
   processed_at: string | null;
   created_at: string | null;
+  version: number;
 }
 
 export interface PublicLineItem {
@@ -74,6 +76,7 @@ export interface PublicOrder {
   line_items: PublicLineItem[];
   created_at: string | null;
   updated_at: string | null;
+  version: number;
 }
 
 function time(timestamp: Timestamp | undefined): string | null {
@@ -124,6 +127,7 @@ export function renderCharge(charge: Charge): PublicCharge {
   return {
     id: charge.id,
     object: "charge",
+    subscription_id: charge.subscriptionId,
     status: enumName(ChargeStatus, charge.status, "charge status"),
     amount: renderMoney(charge.amount),
     amount_refunded: renderMoney(charge.amountRefunded),
@@ -133,6 +137,7 @@ export function renderCharge(charge: Charge): PublicCharge {
     scheduled_at: time(charge.scheduledAt),
     processed_at: time(charge.processedAt),
     created_at: time(charge.createdAt),
+    version: Number(charge.version),
   };
 }
 
@@ -162,21 +167,20 @@ export function renderOrder(order: Order): PublicOrder {
     line_items: order.lineItems.map(renderLineItem),
     created_at: time(order.createdAt),
     updated_at: time(order.updatedAt),
+    version: Number(order.version),
   };
 }
 
-/**
- * Maps a Subscription proto field path ("status", "cancelled_at", "customer", "price") to the public
- * attribute it renders as. They are the same names by design; "merchant_id" has no public attribute.
- */
+// Proto fields with no public attribute.
 const PRIVATE_FIELDS = new Set(["merchant_id"]);
 
 /**
- * The public attributes named by `changedFields`, taken from the rendered `previous` subscription:
- * webhooks send them as `previous_attributes`.
+ * The public attributes named by `changedFields` (proto field paths of the resource, which are the
+ * public attribute names by design: "status", "price", "customer"…), taken from the rendered previous
+ * object: webhooks and the change feed send them as `previous_attributes`.
  */
-export function previousAttributes(previous: Subscription, changedFields: readonly string[]): Record<string, unknown> {
-  const rendered = renderSubscription(previous) as unknown as Record<string, unknown>;
+export function previousAttributes(renderedPrevious: object, changedFields: readonly string[]): Record<string, unknown> {
+  const rendered = renderedPrevious as Record<string, unknown>;
   const attributes: Record<string, unknown> = {};
   for (const path of changedFields) {
     const top = path.split(".")[0] ?? path;

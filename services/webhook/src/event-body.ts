@@ -44,7 +44,7 @@ export function renderEventBody(event: SubscriptionEvent): RenderedEvent {
   const occurredAt = timestampToRfc3339Millis(event.occurredAt);
   const previous =
     event.type === EventType.SUBSCRIPTION_UPDATED && event.previous
-      ? previousAttributes(event.previous, event.changedFields?.paths ?? [])
+      ? previousAttributes(renderSubscription(event.previous), event.changedFields?.paths ?? [])
       : {};
   const body = JSON.stringify({
     id: event.id,

@@ -64,7 +64,7 @@ export function buildTestEvent(eventId: string, now: Date): TestEvent {
     timestamp,
     data: {
       object: renderSubscription(current),
-      previous_attributes: previousAttributes(previous, [
+      previous_attributes: previousAttributes(renderSubscription(previous), [
         "status",
         "current_period_start",
         "current_period_end",
