@@ -108,7 +108,7 @@ export function createBaselineServer(deps: BaselineDeps): Server {
     if (match) {
       const row = await subscriptions.findWithCharges(merchantId, decodeURIComponent(match[1] as string));
       if (row === undefined) throw new HttpError(404, "not_found");
-      return { ...renderSubscription(subscriptionMessage(row)), charges: row.charges.map((charge) => renderCharge(chargeMessage(row.id, charge))) };
+      return { ...renderSubscription(subscriptionMessage(row)), charges: row.charges.map((charge) => renderCharge(chargeMessage(charge))) };
     }
     throw new HttpError(404, "not_found");
   }

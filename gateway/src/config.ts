@@ -58,6 +58,10 @@ export const gatewayConfigShape = {
   /** Responses smaller than this are never compressed (gzip costs more than it saves). */
   SUBDATA_GZIP_THRESHOLD_BYTES: env.positiveInt(1_024),
   SUBDATA_TRUST_PROXY: trustProxy(),
+  /** Long-polling feed reads (GET /v1/events with wait) open at once in this gateway; beyond, 503. */
+  SUBDATA_FEED_MAX_WAITING: env.positiveInt(1_000),
+  /** Long-polling feed reads one API key may have open in this gateway; beyond, 429. */
+  SUBDATA_FEED_MAX_WAITING_PER_KEY: env.positiveInt(4),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -4,6 +4,7 @@ import { loadGatewayConfig } from "./config.ts";
 import { createRevocationListener } from "./revocation-listener.ts";
 import { createGateway } from "./server.ts";
 import { createUpstreamClients } from "./upstream-clients.ts";
+import { createWaitingReads } from "./waiting-reads.ts";
 
 // Wiring only: config → upstream clients, key cache + revocation listener, gateway; SIGTERM drains.
 const config = loadConfigOrExit("subdata-gateway", () => loadGatewayConfig(process.env));
@@ -25,7 +26,8 @@ const apiKeyCache = createApiKeyCache({
   now: Date.now,
 });
 const revocations = createRevocationListener({ natsUrl: config.NATS_URL, cache: apiKeyCache, logger });
-const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, spans, health });
+const waitingReads = createWaitingReads({ maxTotal: config.SUBDATA_FEED_MAX_WAITING, maxPerKey: config.SUBDATA_FEED_MAX_WAITING_PER_KEY });
+const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, spans, health, waitingReads });
 
 revocations.start();
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
@@ -40,6 +42,8 @@ handleShutdown({
     // /readyz → 503 first; keep serving while load balancers notice and take us out of rotation.
     { name: "not ready", run: () => health.setServing(false) },
     { name: "delay", run: () => new Promise((resolve) => setTimeout(resolve, config.SUBDATA_SHUTDOWN_DELAY_MS)) },
+    // Long polls answer 503 at once (followers reconnect elsewhere), so the drain below does not wait them out.
+    { name: "long polls", run: () => waitingReads.drain() },
     // Stops accepting, closes idle keep-alive connections, waits for in-flight requests (and their audit writes).
     { name: "http", run: () => gateway.close() },
     { name: "nats", run: () => revocations.close() },

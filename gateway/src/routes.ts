@@ -1,4 +1,5 @@
 import type { CallOptions, Client } from "@connectrpc/connect";
+import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
@@ -6,11 +7,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ProblemError } from "./problem.ts";
 import {
   getSubscriptionQuerySchema,
+  listChargesQuerySchema,
+  listEventsQuerySchema,
   listOrdersQuerySchema,
   listSubscriptionsQuerySchema,
   subscriptionIdPattern,
 } from "./schemas.ts";
 import "./request-context.ts";
+import type { WaitingReads } from "./waiting-reads.ts";
 
 /**
  * The public read routes, the single registration point. Handlers translate query parameters to one
@@ -23,6 +27,11 @@ import "./request-context.ts";
 export interface RoutesDeps {
   subscriptions: Client<typeof SubscriptionService>;
   orders: Client<typeof OrderService>;
+  /** Feed reads that answer at once; they share the query slots with the lists. */
+  events: Client<typeof EventService>;
+  /** Feed reads that may wait (long poll): over a session of their own, outside the query slots. */
+  waitingEvents: Client<typeof EventService>;
+  waitingReads: WaitingReads;
   timeoutMs: number;
 }
 
@@ -47,6 +56,15 @@ const LIST_START = Buffer.from(`{"object":"list","data":`);
 function requireRendered(json: Uint8Array, method: string): Uint8Array {
   if (json.length === 0) throw new Error(`${method} answered without public_json (query service older than the gateway?)`);
   return json;
+}
+
+/** The feed's envelope: next_cursor is never null, has_more says whether events follow it now. */
+function feedPage(request: FastifyRequest, reply: FastifyReply, page: { publicJson: Uint8Array; publicIds: string[]; nextPageToken: string; hasMore: boolean }) {
+  // An empty page renders "[]", so public_json is never empty from a current query service.
+  const data = requireRendered(page.publicJson, "ListEvents");
+  request.auditResources = { resourceIds: page.publicIds, resultCount: page.publicIds.length };
+  reply.type(JSON_CONTENT_TYPE);
+  return Buffer.concat([LIST_START, data, Buffer.from(`,"has_more":${page.hasMore},"next_cursor":${JSON.stringify(page.nextPageToken)}}`)]);
 }
 
 /** The list envelope around the page's pre-rendered items, as bytes (the route serialiser never sees it). */
@@ -137,12 +155,84 @@ export function createRoutes(deps: RoutesDeps) {
       },
     });
 
+    api.route({
+      method: READ_METHODS,
+      url: "/charges",
+      schema: { querystring: listChargesQuerySchema },
+      config: {
+        auditRoute: "/v1/charges",
+        fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
+      },
+      handler: async (request, reply) => {
+        const query = request.query as ListQuery & { subscription_id?: string };
+        const response = await deps.subscriptions.listCharges(
+          {
+            merchantId: merchantOf(request),
+            pageSize: query.limit,
+            pageToken: query.cursor ?? "",
+            subscriptionId: query.subscription_id ?? "",
+            renderPublicJson: true,
+          },
+          callOptions(request),
+        );
+        return list(request, reply, response, "ListCharges");
+      },
+    });
+
+    api.route({
+      method: READ_METHODS,
+      url: "/events",
+      schema: { querystring: listEventsQuerySchema },
+      config: {
+        auditRoute: "/v1/events",
+        fieldNames: { page_size: "limit", page_token: "cursor", types: "types", wait_seconds: "wait" },
+      },
+      handler: async (request, reply) => {
+        const query = request.query as { limit: number; cursor?: string; types?: string; wait: number };
+        const atHead = query.cursor === "head";
+        const rpc = {
+          merchantId: merchantOf(request),
+          pageSize: query.limit,
+          pageToken: atHead ? "" : (query.cursor ?? ""),
+          startAtHead: atHead,
+          types: query.types ? query.types.split(",") : [],
+          waitSeconds: atHead ? 0 : query.wait,
+          renderPublicJson: true,
+        };
+        if (rpc.waitSeconds === 0) return feedPage(request, reply, await deps.events.listEvents(rpc, callOptions(request)));
+        const slot = deps.waitingReads.admit(request.principal!.apiKeyId);
+        if (slot === "key_full") {
+          throw new ProblemError("rate_limited", {
+            detail: "This API key already has the most long-polling reads open that it may; retry after the time given.",
+            headers: { "retry-after": "1" },
+          });
+        }
+        if (slot === "gateway_full") throw new ProblemError("unavailable");
+        try {
+          const response = await deps.waitingEvents.listEvents(rpc, {
+            ...callOptions(request),
+            timeoutMs: deps.timeoutMs + rpc.waitSeconds * 1000,
+            signal: slot.signal,
+          });
+          return feedPage(request, reply, response);
+        } catch (error) {
+          // The gateway is shutting down: the follower reconnects to another instance.
+          if (slot.signal.aborted) throw new ProblemError("unavailable");
+          throw error;
+        } finally {
+          slot.release();
+        }
+      },
+    });
+
     // Every other method on a known route: 405 with Allow (after authentication, so it is audited).
     const otherMethods = api.supportedMethods.filter((method) => method !== "GET" && method !== "HEAD");
     for (const [url, auditRoute] of [
       ["/subscriptions", "/v1/subscriptions"],
       ["/subscriptions/:id", "/v1/subscriptions/{id}"],
       ["/orders", "/v1/orders"],
+      ["/charges", "/v1/charges"],
+      ["/events", "/v1/events"],
     ] as const) {
       api.route({
         method: otherMethods,

@@ -470,7 +470,8 @@ describe("the OpenAPI document", () => {
     expect(response.statusCode).toBe(200);
     const document = response.json();
     expect(document.openapi).toBe("3.1.0");
-    expect(Object.keys(document.paths)).toEqual(["/subscriptions", "/subscriptions/{id}", "/orders", "/openapi.json"]);
+    expect(Object.keys(document.paths)).toEqual(["/subscriptions", "/subscriptions/{id}", "/charges", "/events", "/orders", "/openapi.json"]);
+    expect(document.components.schemas.Problem.properties.code.enum).toContain("cursor_expired");
     expect(document.components.schemas.Problem.properties.code.enum).toContain("rate_limited");
     const statusParameter = document.paths["/subscriptions"].get.parameters.find((p: { name: string }) => p.name === "status");
     expect(statusParameter.schema.enum).toEqual(["ACTIVE", "TRIALING", "PAST_DUE", "PAUSED", "CANCELLED", "EXPIRED"]);

@@ -3,6 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import fastifyCompress from "@fastify/compress";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import type { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import type { HealthState, Logger, Registry, SpanExporter, TraceScope } from "@subdata/runtime";
@@ -26,6 +27,7 @@ import { createOpenApiDocument } from "./openapi.ts";
 import { problemBody, ProblemError, toProblem, wwwAuthenticate } from "./problem.ts";
 import { createRateLimiter } from "./rate-limiter.ts";
 import { createRoutes } from "./routes.ts";
+import { createWaitingReads, type WaitingReads } from "./waiting-reads.ts";
 import type { JsonSchema } from "./schemas.ts";
 import "./request-context.ts";
 
@@ -33,6 +35,8 @@ import "./request-context.ts";
 export interface GatewayClients {
   subscriptions: Client<typeof SubscriptionService>;
   orders: Client<typeof OrderService>;
+  events: Client<typeof EventService>;
+  waitingEvents: Client<typeof EventService>;
   apiKeys: Client<typeof ApiKeyService>;
   audit: Client<typeof AuditService>;
 }
@@ -52,6 +56,8 @@ export type GatewaySettings = Pick<
   | "SUBDATA_AUTH_FAILURE_QUOTA"
   | "SUBDATA_AUTH_FAILURE_WINDOW_SECONDS"
   | "SUBDATA_AUTH_FAILURE_MAX_CLIENTS"
+  | "SUBDATA_FEED_MAX_WAITING"
+  | "SUBDATA_FEED_MAX_WAITING_PER_KEY"
 >;
 
 export interface GatewayDeps {
@@ -69,6 +75,8 @@ export interface GatewayDeps {
   spans?: SpanExporter | undefined;
   /** GET /readyz answers 503 once this stops serving (SIGTERM); always ready when omitted. */
   health?: HealthState;
+  /** Long-polling feed reads in flight; main.ts drains it on SIGTERM. A fresh one when omitted. */
+  waitingReads?: WaitingReads;
 }
 
 export const API_PREFIX = "/api/v1";
@@ -123,6 +131,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, failures: authFailures, logger, timeoutMs });
   const auditObserver = deps.metrics ? auditMetrics(deps.metrics) : undefined;
   const recordAudit = createAuditRecorder({ audit: clients.audit, timeoutMs, ...(auditObserver ? { onFlush: auditObserver.flushed } : {}) });
+  const waitingReads =
+    deps.waitingReads ?? createWaitingReads({ maxTotal: config.SUBDATA_FEED_MAX_WAITING, maxPerKey: config.SUBDATA_FEED_MAX_WAITING_PER_KEY });
   const rateLimiter = createRateLimiter({
     quota: config.SUBDATA_RATE_LIMIT_QUOTA,
     windowSeconds: config.SUBDATA_RATE_LIMIT_WINDOW_SECONDS,
@@ -266,7 +276,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const schema = request.routeOptions.schema?.querystring as JsonSchema | undefined;
         if (schema) prepareQuery(request.query as Record<string, string | string[]>, schema);
       });
-      await api.register(createRoutes({ subscriptions: clients.subscriptions, orders: clients.orders, timeoutMs }));
+      await api.register(
+        createRoutes({
+          subscriptions: clients.subscriptions,
+          orders: clients.orders,
+          events: clients.events,
+          waitingEvents: clients.waitingEvents,
+          waitingReads,
+          timeoutMs,
+        }),
+      );
     },
     { prefix: API_PREFIX },
   );

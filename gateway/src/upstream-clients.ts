@@ -1,6 +1,7 @@
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createServiceTransport, Histogram, LATENCY_BUCKETS, type Registry, rpcClientMetrics } from "@subdata/runtime";
@@ -13,7 +14,11 @@ import { limitConcurrency } from "./upstream-limit.ts";
  */
 export const DEFAULT_QUERY_CONCURRENCY = 16;
 
-/** The four upstream clients over two reused HTTP/2 sessions (query; auth + audit). */
+/**
+ * The upstream clients over three reused HTTP/2 sessions: query (slot-limited), query for feed reads
+ * that may wait (bounded by the gateway's waiting-reads limit instead: a 30 s wait must not hold one
+ * of the few slots the lists share), and auth + audit.
+ */
 export interface UpstreamClients {
   clients: GatewayClients;
   /** Closes both sessions. */
@@ -49,16 +54,20 @@ export function createUpstreamClients(options: {
   const query = transport(options.queryUrl, [
     limitConcurrency(options.queryConcurrency ?? DEFAULT_QUERY_CONCURRENCY, queueWait && ((seconds) => queueWait.observe({ upstream: "query" }, seconds))),
   ]);
+  const waitingQuery = transport(options.queryUrl);
   const auth = transport(options.authUrl);
   return {
     clients: {
       subscriptions: createClient(SubscriptionService, query.transport),
       orders: createClient(OrderService, query.transport),
+      events: createClient(EventService, query.transport),
+      waitingEvents: createClient(EventService, waitingQuery.transport),
       apiKeys: createClient(ApiKeyService, auth.transport),
       audit: createClient(AuditService, auth.transport),
     },
     close() {
       query.close();
+      waitingQuery.close();
       auth.close();
     },
   };

@@ -2,6 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { createApiKeyCache, createGateway, createRevocationListener, loadGatewayConfig, type ApiKeyCache, type Gateway } from "@subdata/gateway";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
@@ -65,6 +66,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
   const { logger, lines: logs } = createCapturedLogger({ name: "gateway", level: "debug" });
   // The two harnesses use different service tokens; production uses one SUBDATA_SERVICE_TOKEN.
   const queryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.serviceToken });
+  const waitingQueryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.serviceToken });
   const authTransport = createServiceTransport({ baseUrl: auth.baseUrl, serviceToken: auth.serviceToken });
   // Suites send many requests (and bad keys) from one address; the limits have suites of their own.
   const config = loadGatewayConfig({
@@ -80,6 +82,8 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
     clients: {
       subscriptions: createClient(SubscriptionService, queryTransport.transport),
       orders: createClient(OrderService, queryTransport.transport),
+      events: createClient(EventService, queryTransport.transport),
+      waitingEvents: createClient(EventService, waitingQueryTransport.transport),
       apiKeys: createClient(ApiKeyService, authTransport.transport),
       audit: createClient(AuditService, authTransport.transport),
     },
@@ -116,6 +120,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
       await gateway.close();
       await revocations.close();
       queryTransport.close();
+      waitingQueryTransport.close();
       authTransport.close();
       await query.stop();
       await auth.close();

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Code, createClient } from "@connectrpc/connect";
 import { ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { createQueryServer } from "@subdata/query";
+import { createChangeNotifier, createQueryServer } from "@subdata/query";
 import { createLogger, createPool, createServiceTransport, errorDetailOf, type Pool } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -32,9 +32,11 @@ function subscriptionsClient(baseUrl: string, serviceToken: string) {
 
 /** An in-process replica of the query service with the given secrets, on port 0. */
 async function replica(secrets: { serviceToken: string; pageTokenSecret: string; acceptedPageTokenSecrets?: string[] }) {
-  const server = createQueryServer({ pool, logger: createLogger({ name: "query", level: "silent" }), ...secrets });
+  const logger = createLogger({ name: "query", level: "silent" });
+  const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: 10 });
+  const server = createQueryServer({ pool, changes, logger, ...secrets });
   const address = await server.listen("127.0.0.1", 0);
-  closers.push(() => server.close());
+  closers.push(() => server.close(), () => changes.close());
   return subscriptionsClient(`http://127.0.0.1:${address.port}`, secrets.serviceToken);
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type Client, createClient } from "@connectrpc/connect";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { createQueryPool, createQueryServer } from "@subdata/query";
+import { createChangeNotifier, createQueryPool, createQueryServer } from "@subdata/query";
 import { createLogger, createServiceTransport, type Pool } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
@@ -22,6 +22,8 @@ export interface RunningQueryServer {
 export interface StartQueryServerOptions {
   /** DATABASE_STATEMENT_TIMEOUT_MS for the service's pool (default 5000, as in production). */
   statementTimeoutMs?: number;
+  /** SUBDATA_FEED_MAX_WAITERS (default 100 here). */
+  maxWaiters?: number;
 }
 
 /**
@@ -35,11 +37,14 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
     statementTimeoutMs: options.statementTimeoutMs ?? 5_000,
     applicationName: "subdata-query-test",
   });
+  const logger = createLogger({ name: "query", level: "silent" });
+  const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: options.maxWaiters ?? 100 });
   const server = createQueryServer({
     pool,
+    changes,
     serviceToken,
     pageTokenSecret: randomBytes(32).toString("hex"),
-    logger: createLogger({ name: "query", level: "silent" }),
+    logger,
   });
   const address = await server.listen("127.0.0.1", 0);
   const baseUrl = `http://127.0.0.1:${address.port}`;
@@ -52,6 +57,7 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
     orders: createClient(OrderService, connection.transport),
     async stop() {
       connection.close();
+      await changes.close();
       await server.close();
       await pool.end();
     },

@@ -4,6 +4,7 @@ import { Code, ConnectError, createClient, createRouterTransport } from "@connec
 import { AuditService, type RecordReadRequest } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService, type AuthenticateApiKeyRequest } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { type Order, OrderSchema, OrderStatus } from "@subdata/proto/subdata/order/v1/order_pb";
+import { EventService, type ListEventsRequest } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService, type ListOrdersRequest } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import {
   type Charge,
@@ -50,6 +51,7 @@ export interface FakeUpstreams {
   auditBatches: number[];
   listSubscriptionCalls: ListSubscriptionsRequest[];
   listOrderCalls: ListOrdersRequest[];
+  listEventsCalls: ListEventsRequest[];
   behaviour: {
     /**
      * Replace the write of one read (e.g. to fail it, or to hold it), for RecordRead and for each read
@@ -141,6 +143,7 @@ export function createFakeUpstreams(): FakeUpstreams {
     auditBatches: [],
     listSubscriptionCalls: [],
     listOrderCalls: [],
+    listEventsCalls: [],
     behaviour: {},
   };
 
@@ -200,6 +203,22 @@ export function createFakeUpstreams(): FakeUpstreams {
         if (!request.renderPublicJson || fake.behaviour.typedOnly) return { subscription, charges };
         return { publicJson: json({ ...renderSubscription(subscription), charges: charges.map(renderCharge) }) };
       },
+      listCharges(request) {
+        if (fake.behaviour.queryError) throw fake.behaviour.queryError;
+        const rows = fake.charges.filter((c) => request.subscriptionId === "" || c.subscriptionId === request.subscriptionId);
+        const page = rows.slice(0, request.pageSize || 50);
+        const nextPageToken = fake.behaviour.nextPageToken ?? "";
+        if (!request.renderPublicJson || fake.behaviour.typedOnly) return { charges: page, nextPageToken };
+        return { publicJson: json(page.map(renderCharge)), publicIds: page.map((c) => c.id), nextPageToken };
+      },
+    });
+    // The feed answers empty pages here; its behaviour is tested against the real query service.
+    service(EventService, {
+      listEvents(request) {
+        fake.listEventsCalls.push(request);
+        if (fake.behaviour.queryError) throw fake.behaviour.queryError;
+        return { publicJson: json([]), publicIds: [], nextPageToken: fake.behaviour.nextPageToken ?? "feed_position", hasMore: false };
+      },
     });
     service(OrderService, {
       listOrders(request) {
@@ -219,6 +238,8 @@ export function createFakeUpstreams(): FakeUpstreams {
   fake.clients = {
     subscriptions: createClient(SubscriptionService, transport),
     orders: createClient(OrderService, transport),
+    events: createClient(EventService, transport),
+    waitingEvents: createClient(EventService, transport),
     apiKeys: createClient(ApiKeyService, transport),
     audit: createClient(AuditService, transport),
   };

@@ -11,6 +11,8 @@
 -- Charges and orders get a database-maintained version like subscriptions: +1 on every real change.
 ALTER TABLE charges ADD COLUMN version bigint NOT NULL DEFAULT 1;
 ALTER TABLE orders ADD COLUMN version bigint NOT NULL DEFAULT 1;
+-- GET /v1/charges walks a merchant's charges by keyset (with a subscription: charges_merchant_subscription).
+CREATE INDEX charges_merchant_keyset ON charges (merchant_id, created_at, id);
 
 CREATE FUNCTION subdata_stamp_version() RETURNS trigger
 LANGUAGE plpgsql
@@ -474,5 +476,6 @@ DROP FUNCTION subdata_refuse_merchant_change();
 DROP TRIGGER orders_stamp_version ON orders;
 DROP TRIGGER charges_stamp_version ON charges;
 DROP FUNCTION subdata_stamp_version();
+DROP INDEX charges_merchant_keyset;
 ALTER TABLE orders DROP COLUMN version;
 ALTER TABLE charges DROP COLUMN version;

@@ -11,6 +11,8 @@ export const queryConfigShape = {
   DATABASE_URL: env.databaseUrl(),
   DATABASE_POOL_MAX: env.positiveInt(4),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
+  /** Change-feed reads that may wait (long poll) at once in this process; more answer RESOURCE_EXHAUSTED. */
+  SUBDATA_FEED_MAX_WAITERS: env.positiveInt(10_000),
   SUBDATA_SERVICE_TOKEN: env.secret(),
   /** Comma-separated further service tokens accepted (not sent) while SUBDATA_SERVICE_TOKEN is rotated. */
   SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList(),

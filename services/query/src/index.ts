@@ -7,3 +7,4 @@ export { createSubscriptionService, type SubscriptionServiceDeps } from "./subsc
 export { createOrderService, type OrderServiceDeps } from "./order-service.ts";
 export { createSubscriptionRepository, type SubscriptionRepository } from "./subscription-repository.ts";
 export { createOrderRepository, type OrderRepository } from "./order-repository.ts";
+export { createChangeNotifier, type ChangeNotifier } from "./change-notifier.ts";

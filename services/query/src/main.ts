@@ -1,4 +1,5 @@
 import { createHealthState, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
+import { createChangeNotifier } from "./change-notifier.ts";
 import { loadQueryConfig } from "./config.ts";
 import { createQueryPool } from "./pool.ts";
 import { createQueryServer } from "./server.ts";
@@ -15,8 +16,10 @@ const observability = createProcessObservability({ service: "query", logLevel: c
 const { logger, metrics, trace, spans } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const health = createHealthState();
+const changes = createChangeNotifier({ connectionString: config.DATABASE_URL, logger, maxWaiters: config.SUBDATA_FEED_MAX_WAITERS });
 const server = createQueryServer({
   pool,
+  changes,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
   acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
@@ -32,6 +35,8 @@ handleShutdown({
   steps: [
     { name: "health", run: () => health.setServing(false) },
     // GOAWAY to every session, then in-flight RPCs finish.
+    // Long polls answer at once, so the drain below does not wait out their 30 s.
+    { name: "changes", run: () => changes.close() },
     { name: "server", run: () => server.close() },
     { name: "pool", run: () => pool.end() },
     { name: "metrics", run: () => metricsServer.close() },

@@ -28,5 +28,6 @@ export function orderMessage(row: OrderRow): Order {
     })),
     createdAt: pgTimestampToProto(row.created_at),
     updatedAt: pgTimestampToProto(row.updated_at),
+    version: row.version,
   });
 }

@@ -26,6 +26,7 @@ export interface OrderRow {
   total_minor: bigint;
   created_at: string;
   updated_at: string;
+  version: bigint;
   line_items: LineItemRow[];
 }
 
@@ -46,7 +47,7 @@ export interface OrderRepository {
 // Line items come with their order in the same statement (one round trip, one snapshot); the
 // subselect runs only for the rows the LIMIT lets through, by the (order_id, position) primary key.
 const COLUMNS = `o.id, o.merchant_id, o.subscription_id, o.charge_id, o.number, o.status, o.currency,
-  o.subtotal_minor, o.discount_minor, o.shipping_minor, o.tax_minor, o.total_minor, o.created_at, o.updated_at,
+  o.subtotal_minor, o.discount_minor, o.shipping_minor, o.tax_minor, o.total_minor, o.created_at, o.updated_at, o.version,
   (SELECT coalesce(json_agg(json_build_object(
       'sku', li.sku, 'title', li.title, 'quantity', li.quantity,
       'unit_price_minor', li.unit_price_minor::text, 'total_minor', li.total_minor::text

@@ -53,11 +53,12 @@ export function subscriptionJson(row: SubscriptionRow): string {
 
 export function chargeJson(row: ChargeRow): string {
   return (
-    `{"id":${string(row.id)},"object":"charge","status":${chargeStatus(row.status)}` +
+    `{"id":${string(row.id)},"object":"charge","subscription_id":${string(row.subscription_id)},"status":${chargeStatus(row.status)}` +
     `,"amount":${money(BigInt(row.amount_minor), row.currency)},"amount_refunded":${money(BigInt(row.amount_refunded_minor), row.currency)}` +
     `,"order_id":${nullableString(row.order_id)},"failure_code":${nullableString(row.failure_code)}` +
     `,"failure_message":${nullableString(row.failure_message)}` +
-    `,"scheduled_at":${time(row.scheduled_at)},"processed_at":${nullableTime(row.processed_at)},"created_at":${time(row.created_at)}}`
+    `,"scheduled_at":${time(row.scheduled_at)},"processed_at":${nullableTime(row.processed_at)},"created_at":${time(row.created_at)}` +
+    `,"version":${Number(row.version)}}`
   );
 }
 
@@ -79,7 +80,7 @@ export function orderJson(row: OrderRow): string {
     `,"subtotal":${money(row.subtotal_minor, row.currency)},"discount":${money(row.discount_minor, row.currency)}` +
     `,"shipping":${money(row.shipping_minor, row.currency)},"tax":${money(row.tax_minor, row.currency)}` +
     `,"total":${money(row.total_minor, row.currency)},"line_items":[${lineItems}]` +
-    `,"created_at":${time(row.created_at)},"updated_at":${time(row.updated_at)}}`
+    `,"created_at":${time(row.created_at)},"updated_at":${time(row.updated_at)},"version":${Number(row.version)}}`
   );
 }
 

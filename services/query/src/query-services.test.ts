@@ -61,7 +61,18 @@ function setup(data: { subscriptions?: SubscriptionRow[]; charged?: Subscription
     },
   };
   const transport = createRouterTransport(
-    createQueryRoutes({ subscriptions, orders, pageTokens: createPageTokenCodec("x".repeat(32)) }),
+    createQueryRoutes({
+      subscriptions,
+      orders,
+      charges: { list: async () => [] },
+      events: {
+        page: async () => ({ rows: [], scanned: null }),
+        head: async () => 0n,
+        purgedThrough: async () => null,
+      },
+      changes: { subscribe: () => ({ changed: new Promise(() => {}), cancel() {} }), waiting: 0, close: async () => {} },
+      pageTokens: createPageTokenCodec("x".repeat(32)),
+    }),
   );
   return {
     listCalls,
@@ -134,6 +145,7 @@ describe("SubscriptionService in memory", () => {
       charges: [
         {
           id: "ch_1",
+          subscription_id: "sub_1",
           status: "REFUNDED",
           amount_minor: "9007199254740993",
           amount_refunded_minor: "9007199254740993",
@@ -144,6 +156,7 @@ describe("SubscriptionService in memory", () => {
           scheduled_at: "2026-01-01 00:00:00+00",
           processed_at: "2026-01-01 00:00:01.5+00",
           created_at: "2026-01-01 00:00:00+00",
+          version: "3",
         },
       ],
     };
@@ -175,6 +188,7 @@ describe("OrderService in memory", () => {
       total_minor: 100n,
       created_at: "2026-01-01 00:00:00+00",
       updated_at: "2026-01-01 00:00:00+00",
+      version: 2n,
       line_items: [{ sku: "A", title: "A", quantity: 1, unit_price_minor: "100", total_minor: "100" }],
     });
     const { orderClient, orderCalls } = setup({ orders: [order("ord_1"), order("ord_2")] });

@@ -8,6 +8,9 @@ import {
   type Logger,
   type Pool,
 } from "@subdata/runtime";
+import type { ChangeNotifier } from "./change-notifier.ts";
+import { createChargeRepository } from "./charge-repository.ts";
+import { createEventRepository } from "./event-repository.ts";
 import { createOrderRepository } from "./order-repository.ts";
 import { createQueryRoutes, queryServiceNames } from "./routes.ts";
 import { createSubscriptionRepository } from "./subscription-repository.ts";
@@ -15,6 +18,8 @@ import { createSubscriptionRepository } from "./subscription-repository.ts";
 export interface QueryServerDeps {
   /** A pool of the subdata_query role, made with createQueryPool (pool.ts). */
   pool: Pool;
+  /** Wakes the change feed's long polls (change-notifier.ts); the caller owns and closes it. */
+  changes: ChangeNotifier;
   /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
   serviceToken: string;
   /** SUBDATA_SERVICE_TOKENS_ACCEPTED: also honoured while the service token is rotated. */
@@ -31,14 +36,17 @@ export interface QueryServerDeps {
 }
 
 /**
- * The query service (SubscriptionService, OrderService, grpc.health.v1) over h2c, not yet listening:
+ * The query service (SubscriptionService, OrderService, EventService, grpc.health.v1) over h2c, not yet listening:
  * call listen(host, port) — port 0 in tests — and close() to drain. The caller owns the pool.
  */
 export function createQueryServer(deps: QueryServerDeps): ConnectServer {
   return createConnectServer({
     routes: createQueryRoutes({
       subscriptions: createSubscriptionRepository(deps.pool),
+      charges: createChargeRepository(deps.pool),
       orders: createOrderRepository(deps.pool),
+      events: createEventRepository(deps.pool),
+      changes: deps.changes,
       pageTokens: createPageTokenCodec(deps.pageTokenSecret, deps.acceptedPageTokenSecrets),
     }),
     serviceNames: queryServiceNames,

@@ -56,11 +56,11 @@ export function subscriptionMessage(row: SubscriptionRow): Subscription {
   });
 }
 
-/** A charge (aggregated as JSON with text bigints) as the proto message. */
-export function chargeMessage(subscriptionId: string, row: ChargeRow): Charge {
+/** A charge (bigints as text) as the proto message. */
+export function chargeMessage(row: ChargeRow): Charge {
   return create(ChargeSchema, {
     id: row.id,
-    subscriptionId,
+    subscriptionId: row.subscription_id,
     status: chargeStatusFromDb(row.status),
     amount: money(BigInt(row.amount_minor), row.currency),
     amountRefunded: money(BigInt(row.amount_refunded_minor), row.currency),
@@ -70,5 +70,6 @@ export function chargeMessage(subscriptionId: string, row: ChargeRow): Charge {
     scheduledAt: pgTimestampToProto(row.scheduled_at),
     processedAt: pgTimestampToProtoOrUndefined(row.processed_at),
     createdAt: pgTimestampToProto(row.created_at),
+    version: BigInt(row.version),
   });
 }

@@ -36,6 +36,7 @@ export interface SubscriptionRow {
  */
 export interface ChargeRow {
   id: string;
+  subscription_id: string;
   status: string;
   amount_minor: string;
   amount_refunded_minor: string;
@@ -46,6 +47,7 @@ export interface ChargeRow {
   scheduled_at: string;
   processed_at: string | null;
   created_at: string;
+  version: string;
 }
 
 export interface SubscriptionWithChargesRow extends SubscriptionRow {
@@ -81,10 +83,11 @@ const JOINS = `LEFT JOIN customers c ON c.id = s.customer_id AND c.merchant_id =
   LEFT JOIN plans p ON p.id = s.plan_id AND p.merchant_id = $1`;
 
 const CHARGES = `(SELECT coalesce(json_agg(json_build_object(
-    'id', ch.id, 'status', ch.status, 'amount_minor', ch.amount_minor::text,
+    'id', ch.id, 'subscription_id', ch.subscription_id, 'status', ch.status, 'amount_minor', ch.amount_minor::text,
     'amount_refunded_minor', ch.amount_refunded_minor::text, 'currency', ch.currency, 'order_id', ch.order_id,
     'failure_code', ch.failure_code, 'failure_message', ch.failure_message,
-    'scheduled_at', ch.scheduled_at::text, 'processed_at', ch.processed_at::text, 'created_at', ch.created_at::text
+    'scheduled_at', ch.scheduled_at::text, 'processed_at', ch.processed_at::text, 'created_at', ch.created_at::text,
+    'version', ch.version::text
   ) ORDER BY ch.created_at, ch.id), '[]'::json)
   FROM charges ch WHERE ch.merchant_id = $1 AND ch.subscription_id = s.id) AS charges`;
 

@@ -3,21 +3,25 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, resolvePageSize, splitPage } from "@subdata/runtime";
 import {
   GetSubscriptionResponseSchema,
+  ListChargesResponseSchema,
   ListSubscriptionsResponseSchema,
   SubscriptionService,
 } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { subscriptionStatusToDb } from "./db-enums.ts";
-import { jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
+import type { ChargeRepository } from "./charge-repository.ts";
+import { chargeJson, jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
 import { isIdWithPrefix } from "./request-fields.ts";
 import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";
 import type { SubscriptionRepository } from "./subscription-repository.ts";
 
 export interface SubscriptionServiceDeps {
   subscriptions: SubscriptionRepository;
+  charges: ChargeRepository;
   pageTokens: PageTokenCodec;
 }
 
 const LIST_METHOD = `${SubscriptionService.typeName}/${SubscriptionService.method.listSubscriptions.name}`;
+const LIST_CHARGES_METHOD = `${SubscriptionService.typeName}/${SubscriptionService.method.listCharges.name}`;
 
 /** subdata.subscription.v1.SubscriptionService: one merchant's subscriptions, read-only. */
 export function createSubscriptionService(deps: SubscriptionServiceDeps): ServiceImpl<typeof SubscriptionService> {
@@ -55,8 +59,32 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Servic
       if (request.renderPublicJson) return create(GetSubscriptionResponseSchema, { publicJson: utf8(subscriptionWithChargesJson(row)) });
       return create(GetSubscriptionResponseSchema, {
         subscription: subscriptionMessage(row),
-        charges: row.charges.map((charge) => chargeMessage(row.id, charge)),
+        charges: row.charges.map(chargeMessage),
       });
+    },
+
+    async listCharges(request) {
+      const merchantId = requireMerchantId(request.merchantId);
+      const pageSize = resolvePageSize(request.pageSize);
+      const subscriptionId = request.subscriptionId === "" ? null : request.subscriptionId;
+      if (subscriptionId !== null && !isIdWithPrefix(subscriptionId, "sub")) {
+        throw invalidArgument("subscription_id", "must be a subscription id (sub_…)");
+      }
+      const binding: PageTokenBinding = { method: LIST_CHARGES_METHOD, merchantId, filter: { subscription_id: subscriptionId ?? "" } };
+      const after = request.pageToken === "" ? null : positionToCursor(deps.pageTokens.decode(request.pageToken, binding));
+
+      // A foreign or unknown subscription id simply matches no rows: merchant_id = $1 scopes them all.
+      const rows = await deps.charges.list({ merchantId, subscriptionId, after, limit: pageSize + 1 });
+      const { page, next } = splitPage(rows, pageSize, (row) => ({ at: row.created_at, id: row.id }));
+      const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
+      if (request.renderPublicJson) {
+        return create(ListChargesResponseSchema, {
+          publicJson: utf8(jsonArray(page, chargeJson)),
+          publicIds: page.map((row) => row.id),
+          nextPageToken,
+        });
+      }
+      return create(ListChargesResponseSchema, { charges: page.map(chargeMessage), nextPageToken });
     },
   };
 }

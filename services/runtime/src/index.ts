@@ -107,3 +107,4 @@ export {
   type ResourceType,
   type SubscriptionSnapshot,
 } from "./change-events.ts";
+export { createPgListener, type PgListener, type PgListenerOptions } from "./pg-listener.ts";
