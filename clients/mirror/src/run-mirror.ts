@@ -80,6 +80,16 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   const stopped = () => options.signal?.aborted === true;
 
+  // The API first: a wrong key or an unreachable API fails the run before the target is touched. The
+  // head is kept only when the copy starts afresh.
+  let head: string;
+  try {
+    head = (await client.listEvents({ cursor: "head" }, { signal })).next_cursor;
+  } catch (error) {
+    if (stopped() && isAbort(error, signal)) return { phase: "walk", stopped: true, eventsApplied: 0, rows: { subscriptions: 0, charges: 0, orders: 0, order_line_items: 0 } };
+    throw error;
+  }
+
   const lock = await pool.connect();
   try {
     await takeSchemaLock(lock, schema, options.lockTimeoutMs ?? 10_000, options.signal);
@@ -90,8 +100,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
     let state = await writer.readState();
     progress({ kind: "started", phase: state?.phase ?? "walk", resumed: state !== undefined });
     if (!state) {
-      const head = await client.listEvents({ cursor: "head" }, { signal });
-      await writer.start(client.baseUrl, head.next_cursor);
+      await writer.start(client.baseUrl, head);
       state = (await writer.readState())!;
     }
 
