@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { type Client, createClient } from "@connectrpc/connect";
+import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createChangeNotifier, createQueryPool, createQueryServer } from "@subdata/query";
@@ -16,6 +17,7 @@ export interface RunningQueryServer {
   pool: Pool;
   subscriptions: Client<typeof SubscriptionService>;
   orders: Client<typeof OrderService>;
+  events: Client<typeof EventService>;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
     pool,
     subscriptions: createClient(SubscriptionService, connection.transport),
     orders: createClient(OrderService, connection.transport),
+    events: createClient(EventService, connection.transport),
     async stop() {
       connection.close();
       await changes.close();

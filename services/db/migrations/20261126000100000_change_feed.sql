@@ -105,44 +105,45 @@ CREATE TABLE change_feed_horizons (
   purged_through  bigint NOT NULL
 );
 
--- Runs at commit (deferred), once per event row; the first run of a transaction does the work for every
--- merchant it touched and later runs find their commit row and return. Merchants are locked in one
--- global order (hash, then id), so two transactions that span the same merchants cannot deadlock here.
--- The advisory lock is transaction-scoped: it is released only after the commit is visible to every
--- new snapshot, so the next transaction of the merchant draws a higher position only after this one's
--- events can be read. Advisory locks and sequences are outside MVCC, so this works at every isolation
--- level (a row counter would make concurrent REPEATABLE READ writers fail with serialization errors).
+-- Runs at commit (deferred), once per event row. The merchants a transaction wrote events for are kept
+-- in a transaction-local setting by subdata_record_change, and the ones already positioned in another;
+-- the first run does the work and later runs compare the two and return. Reading settings instead of
+-- tables keeps this free of SERIALIZABLE predicate locks (concurrent writers would otherwise fail each
+-- other with serialization errors) and O(1) per event.
+--
+-- Merchants are locked in one global order (by lock key), so two transactions spanning the same merchants
+-- cannot deadlock here. The advisory lock is transaction-scoped: it is released only after the commit
+-- is visible to every new snapshot, so the next transaction of the merchant draws a higher position only
+-- after this one's events can be read. Advisory locks and sequences are outside MVCC, so this works at
+-- every isolation level (a counter row would make concurrent REPEATABLE READ writers fail).
 CREATE FUNCTION change_events_take_position() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, public, pg_temp
 AS $$
 DECLARE
+  written text := coalesce(current_setting('subdata.change_merchants', true), '');
+  positioned text := coalesce(current_setting('subdata.positioned_merchants', true), '');
+  pending text[];
   merchant text;
 BEGIN
-  IF EXISTS (SELECT FROM change_commits c WHERE c.xid = NEW.xid AND c.merchant_id = NEW.merchant_id) THEN
+  IF written = positioned THEN
     RETURN NULL;
   END IF;
-  FOR merchant IN
-    SELECT DISTINCT e.merchant_id FROM change_events e
-     WHERE e.xid = NEW.xid
-       AND NOT EXISTS (SELECT FROM change_commits c WHERE c.xid = e.xid AND c.merchant_id = e.merchant_id)
-     ORDER BY 1
-  LOOP
+  SELECT array_agg(m ORDER BY hashtext(m), m) INTO pending
+    FROM unnest(string_to_array(trim(BOTH ',' FROM written), ',')) m
+   WHERE position(',' || m || ',' IN positioned) = 0;
+  FOREACH merchant IN ARRAY coalesce(pending, '{}') LOOP
     -- Class 0x5344 ('SD') keeps these apart from other advisory locks; a hash collision between two
     -- merchants only makes them share a lock.
     PERFORM pg_advisory_xact_lock(21316, hashtext(merchant));
   END LOOP;
-  FOR merchant IN
-    SELECT DISTINCT e.merchant_id FROM change_events e
-     WHERE e.xid = NEW.xid
-       AND NOT EXISTS (SELECT FROM change_commits c WHERE c.xid = e.xid AND c.merchant_id = e.merchant_id)
-     ORDER BY 1
-  LOOP
+  FOREACH merchant IN ARRAY coalesce(pending, '{}') LOOP
     INSERT INTO change_commits (merchant_id, position, xid)
-    VALUES (merchant, nextval('change_commit_position'), NEW.xid);
+    VALUES (merchant, nextval('change_commit_position'), pg_current_xact_id());
     -- Wakes the feed's long polls at commit; the payload names the merchant only.
     PERFORM pg_notify('subdata_changes', merchant);
   END LOOP;
+  PERFORM set_config('subdata.positioned_merchants', written, true);
   RETURN NULL;
 END
 $$;
@@ -213,11 +214,17 @@ DECLARE
   new_type text := kind || '.' || operation;
   new_id text;
   new_time timestamptz;
+  merchants text;
 BEGIN
   INSERT INTO change_events (merchant_id, resource_type, resource_id, event_type, version, payload)
   VALUES (merchant, kind, resource, new_type, resource_version,
           jsonb_build_object('object', snapshot, 'previous', previous, 'changed_columns', changed))
   RETURNING change_events.id, change_events.occurred_at INTO new_id, new_time;
+  -- The merchants this transaction wrote events for, as ",a,b," (read at commit by change_events_take_position).
+  merchants := coalesce(nullif(current_setting('subdata.change_merchants', true), ''), ',');
+  IF position(',' || merchant || ',' IN merchants) = 0 THEN
+    PERFORM set_config('subdata.change_merchants', merchants || merchant || ',', true);
+  END IF;
   IF kind = 'subscription' THEN
     INSERT INTO event_outbox (id, merchant_id, subscription_id, event_type, version, occurred_at, payload)
     VALUES (new_id, merchant, resource, new_type, resource_version, new_time,
@@ -363,7 +370,10 @@ CREATE TRIGGER order_line_items_refuse_truncate BEFORE TRUNCATE ON order_line_it
   FOR EACH STATEMENT EXECUTE FUNCTION subdata_refuse_truncate();
 
 -- Subscription events from before the feed existed join it, in their original order (one transaction:
--- this migration's, so they share one position per merchant and keep their seq order inside it).
+-- this migration's, so they share one position per merchant and keep their seq order inside it). They
+-- bypass subdata_record_change, so the merchants are named for the commit trigger here.
+SELECT set_config('subdata.change_merchants', coalesce(',' || string_agg(DISTINCT merchant_id, ',') || ',', ''), true)
+  FROM event_outbox;
 INSERT INTO change_events (id, merchant_id, resource_type, resource_id, event_type, version, occurred_at, payload)
 SELECT o.id, o.merchant_id, 'subscription', o.subscription_id, o.event_type, o.version, o.occurred_at,
        jsonb_build_object('object', o.payload -> 'subscription', 'previous', o.payload -> 'previous',

@@ -145,6 +145,7 @@ export function createEventService(deps: EventServiceDeps): ServiceImpl<typeof E
         return create(ListEventsResponseSchema, {
           nextPageToken: deps.pageTokens.encode(binding, positionToToken({ position: head, seq: END_OF_COMMIT })),
           hasMore: false,
+          ...(request.renderPublicJson ? { publicJson: utf8("[]") } : {}),
         });
       }
 
