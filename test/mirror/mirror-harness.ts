@@ -36,7 +36,9 @@ export async function startMirrorHarness(): Promise<MirrorHarness> {
   const targetUrlObject = new URL(adminUrl);
   targetUrlObject.pathname = `/${targetName}`;
   const targetUrl = targetUrlObject.toString();
-  const target = new pg.Pool({ connectionString: targetUrl, max: 3 });
+  const target = new pg.Pool({ connectionString: targetUrl, max: 6 });
+  // DROP DATABASE … WITH (FORCE) at the end ends connections a closing pool may still hold.
+  target.on("error", () => {});
 
   return {
     gateway,

@@ -95,7 +95,6 @@ export async function executeMirror(settings: MirrorSettings, options: ExecuteOp
       resync: settings.resync,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     });
   } catch (error) {
     throw toMirrorError(error, { apiUrl: settings.apiUrl, target: redactedUrl(settings.targetUrl), apiKeyVariable: settings.apiKeyVariable });

@@ -1,4 +1,4 @@
-import type { SubdataClient } from "@subdata/client";
+import type { EventPage, SubdataClient } from "@subdata/client";
 import type pg from "pg";
 import { MirrorError } from "./mirror-error.ts";
 import { RESOURCES, type Resource, type TableName } from "./tables.ts";
@@ -35,8 +35,6 @@ export interface MirrorOptions {
   feedPageSize?: number;
   /** Long-poll seconds while following (default 30). */
   waitSeconds?: number;
-  /** Retries of one request before the run fails; following retries without bound. */
-  maxRetries?: number;
   /** How long to wait for another mirror's hold on the schema to go (default 10 s). */
   lockTimeoutMs?: number;
 }
@@ -174,19 +172,22 @@ async function followFeed(
   progress: (progress: MirrorProgress) => void,
 ): Promise<void> {
   let from = cursor;
-  const pages = client.followPages({
-    cursor,
-    limit: options.feedPageSize ?? 1000,
-    wait: options.follow ? (options.waitSeconds ?? 30) : 0,
-    signal,
-    ...(options.follow ? {} : { maxRetries: options.maxRetries ?? 5 }),
-  });
-  for await (const page of pages) {
+  const apply = async (page: EventPage) => {
     // A quiet long poll that hands back the same position changes nothing worth a transaction.
     if (page.data.length > 0 || page.next_cursor !== from) await writer.applyFeedPage(page.data, from, page.next_cursor);
     from = page.next_cursor;
     progress({ kind: "feed-page", events: page.data.length, caughtUp: !page.has_more });
+  };
+  // Catch up without waiting (a long poll would hold the last, empty page back), then, when following,
+  // long-poll from where that ended.
+  const limit = options.feedPageSize ?? 1000;
+  for await (const page of client.followPages({ cursor: from, limit, wait: 0, signal, maxRetries: client.maxRetries })) {
+    await apply(page);
+    if (options.signal?.aborted || !page.has_more) break;
+  }
+  if (!options.follow || options.signal?.aborted) return;
+  for await (const page of client.followPages({ cursor: from, limit, wait: options.waitSeconds ?? 30, signal })) {
+    await apply(page);
     if (options.signal?.aborted) return;
-    if (!options.follow && !page.has_more) return;
   }
 }

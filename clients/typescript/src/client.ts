@@ -99,6 +99,8 @@ export interface SubdataClientOptions {
 
 export interface SubdataClient {
   readonly baseUrl: string;
+  /** Retries of one request after its first attempt (the client's `maxRetries`). */
+  readonly maxRetries: number;
   listSubscriptions(params?: ListSubscriptionsParams, options?: RequestOptions): Promise<Page<Subscription>>;
   getSubscription(id: string, options?: RequestOptions): Promise<SubscriptionWithCharges>;
   listCharges(params?: ListChargesParams, options?: RequestOptions): Promise<Page<Charge>>;
@@ -142,9 +144,10 @@ export function createSubdataClient(options: SubdataClientOptions): SubdataClien
   const baseUrl = apiBaseUrl(options.baseUrl);
   const timers = options.timers ?? systemTimers;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const policy = { ...DEFAULT_RETRY_POLICY, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}) };
   const retrying = createRetryingFetch({
     fetch: options.fetch ?? ((request) => globalThis.fetch(request)),
-    policy: { ...DEFAULT_RETRY_POLICY, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}) },
+    policy,
     timers,
     timeoutMs,
   });
@@ -167,6 +170,7 @@ export function createSubdataClient(options: SubdataClientOptions): SubdataClien
 
   const client: SubdataClient = {
     baseUrl,
+    maxRetries: policy.maxRetries,
     listSubscriptions: (params = {}, requestOptions = {}) =>
       unwrap(api.GET("/subscriptions", { params: { query: params }, signal: requestOptions.signal })) as Promise<Page<Subscription>>,
     getSubscription: (id, requestOptions = {}) =>
