@@ -382,7 +382,7 @@ SELECT set_config('subdata.change_merchants', coalesce(',' || string_agg(DISTINC
 INSERT INTO change_events (id, merchant_id, resource_type, resource_id, event_type, version, occurred_at, payload)
 SELECT o.id, o.merchant_id, 'subscription', o.subscription_id, o.event_type, o.version, o.occurred_at,
        jsonb_build_object('object', o.payload -> 'subscription',
-                          'previous', (SELECT jsonb_object_agg(p.key, p.value) FROM jsonb_each(o.payload -> 'previous') p
+                          'previous', (SELECT jsonb_object_agg(p.key, p.value) FROM jsonb_each(nullif(o.payload -> 'previous', 'null'::jsonb)) p
                                         WHERE p.value IS DISTINCT FROM o.payload -> 'subscription' -> p.key),
                           'changed_columns', o.payload -> 'changed_columns')
   FROM event_outbox o
