@@ -127,8 +127,14 @@ export type ResourceType = "subscription" | "charge" | "order";
 /** change_events.payload. */
 export interface ChangePayload<Snapshot> {
   object: Snapshot;
-  previous: Snapshot | null;
+  /** Updates: the snapshot's keys whose value was different before; the previous state is object overlaid with them. */
+  previous: Partial<Snapshot> | null;
   changed_columns: string[];
+}
+
+/** The whole previous snapshot of an update: the object with the keys that differed put back. */
+function previousSnapshot<Snapshot>(payload: ChangePayload<Snapshot>): Snapshot | null {
+  return payload.previous ? { ...payload.object, ...payload.previous } : null;
 }
 
 /** One change_events row as the readers select it (int8 as bigint, timestamptz as Postgres text). */
@@ -296,7 +302,7 @@ export function changeEventFromRow(row: ChangeEventRow): ChangeEvent {
       return create(ChangeEventSchema, {
         ...common,
         object: { case: "subscription", value: snapshotToSubscription(payload.object) },
-        previous: isUpdate && payload.previous ? { case: "previousSubscription", value: snapshotToSubscription(payload.previous) } : { case: undefined },
+        previous: isUpdate && payload.previous ? { case: "previousSubscription", value: snapshotToSubscription(previousSnapshot(payload)!) } : { case: undefined },
       });
     }
     case "charge": {
@@ -304,7 +310,7 @@ export function changeEventFromRow(row: ChangeEventRow): ChangeEvent {
       return create(ChangeEventSchema, {
         ...common,
         object: { case: "charge", value: snapshotToCharge(payload.object) },
-        previous: isUpdate && payload.previous ? { case: "previousCharge", value: snapshotToCharge(payload.previous) } : { case: undefined },
+        previous: isUpdate && payload.previous ? { case: "previousCharge", value: snapshotToCharge(previousSnapshot(payload)!) } : { case: undefined },
       });
     }
     case "order": {
@@ -312,7 +318,7 @@ export function changeEventFromRow(row: ChangeEventRow): ChangeEvent {
       return create(ChangeEventSchema, {
         ...common,
         object: { case: "order", value: snapshotToOrder(payload.object) },
-        previous: isUpdate && payload.previous ? { case: "previousOrder", value: snapshotToOrder(payload.previous) } : { case: undefined },
+        previous: isUpdate && payload.previous ? { case: "previousOrder", value: snapshotToOrder(previousSnapshot(payload)!) } : { case: undefined },
       });
     }
     default:
