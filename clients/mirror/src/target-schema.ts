@@ -22,10 +22,9 @@ const EXTRAS: Record<TableName, { columnSql?: Partial<Record<string, string>>; c
   subscriptions: { constraints: ["PRIMARY KEY (id)"], indexes: [] },
   charges: { constraints: ["PRIMARY KEY (id)"], indexes: ["(subscription_id)"] },
   orders: { constraints: ["PRIMARY KEY (id)"], indexes: ["(subscription_id)"] },
-  order_line_items: {
-    constraints: ["PRIMARY KEY (order_id, position)", "FOREIGN KEY (order_id) REFERENCES {schema}.orders (id) ON DELETE CASCADE"],
-    indexes: [],
-  },
+  // No foreign key to orders: the writer replaces and deletes an order's items itself, and a key's
+  // per-row check would cost about a third of a walk page's write.
+  order_line_items: { constraints: ["PRIMARY KEY (order_id, position)"], indexes: [] },
   sync_state: {
     columnSql: {
       singleton: "DEFAULT true CHECK (singleton)",
@@ -48,7 +47,7 @@ function createTableSql(schema: string, table: TableName): string[] {
   const columns = (TABLES[table] as readonly Column[]).map(
     (column) => `${quoteIdentifier(column.name)} ${column.type}${column.nullable ? "" : " NOT NULL"}${extras.columnSql?.[column.name] ? ` ${extras.columnSql[column.name]}` : ""}`,
   );
-  const constraints = extras.constraints.map((constraint) => constraint.replace("{schema}", q));
+  const constraints = extras.constraints;
   return [
     `CREATE TABLE IF NOT EXISTS ${q}.${table} (\n  ${[...columns, ...constraints].join(",\n  ")}\n)`,
     ...extras.indexes.map((index) => `CREATE INDEX IF NOT EXISTS ${table}_${index.replace(/\W/g, "")} ON ${q}.${table} ${index}`),

@@ -40,7 +40,7 @@ export interface TargetWriter {
 
 const RESOURCE_OF_EVENT: Record<string, Resource> = { subscription: "subscriptions", charge: "charges", order: "orders" };
 
-function upsertSql(schema: string, table: Resource, columns: readonly Column[]): string {
+function upsertSql(schema: string, table: Resource, columns: readonly Column[], returning = ""): string {
   const target = `${quoteIdentifier(schema)}.${table}`;
   const names = columns.map((column) => quoteIdentifier(column.name));
   const updates = columns.filter((column) => column.name !== "id").map((column) => `${quoteIdentifier(column.name)} = EXCLUDED.${quoteIdentifier(column.name)}`);
@@ -49,18 +49,37 @@ function upsertSql(schema: string, table: Resource, columns: readonly Column[]):
     `INSERT INTO ${target} (${names.join(", ")})\n` +
     `SELECT ${columns.map((column) => column.from).join(", ")} FROM jsonb_array_elements($1::jsonb) AS o\n` +
     `ON CONFLICT (id) DO UPDATE SET ${updates.join(", ")}\n` +
-    `WHERE ${target}.version < EXCLUDED.version\n` +
-    `RETURNING id`
+    `WHERE ${target}.version < EXCLUDED.version` +
+    (returning ? `\nRETURNING ${returning}` : "")
   );
 }
 
-function lineItemsSql(schema: string): string {
-  const names = lineItemColumns.map((column) => quoteIdentifier(column.name));
+const lineItemNames = lineItemColumns.map((column) => quoteIdentifier(column.name)).join(", ");
+const lineItemValues = lineItemColumns.map((column) => column.from).join(", ");
+const lineItemsOf = "CROSS JOIN LATERAL jsonb_array_elements(o->'line_items') WITH ORDINALITY AS li(item, ordinality)";
+
+/**
+ * Orders and, in the same statement, the line items of the orders it inserted. Rows it replaced (an
+ * update: xmax is set on a row ON CONFLICT DO UPDATE wrote, 0 on a fresh insert) come back, and their
+ * line items are replaced by the two statements below: inserting them here would collide with the
+ * old items, which one statement cannot delete first.
+ */
+function orderUpsertSql(schema: string): string {
+  const q = quoteIdentifier(schema);
+  const upsert = upsertSql(schema, "orders", orderColumns, "id, xmax <> 0 AS replaced");
   return (
-    `INSERT INTO ${quoteIdentifier(schema)}.order_line_items (${names.join(", ")})\n` +
-    `SELECT ${lineItemColumns.map((column) => column.from).join(", ")}\n` +
-    `  FROM jsonb_array_elements($1::jsonb) AS o\n` +
-    `  CROSS JOIN LATERAL jsonb_array_elements(o->'line_items') WITH ORDINALITY AS li(item, ordinality)\n` +
+    `WITH written AS (\n${upsert}\n), items AS (\n` +
+    `INSERT INTO ${q}.order_line_items (${lineItemNames})\n` +
+    `SELECT ${lineItemValues}\n  FROM jsonb_array_elements($1::jsonb) AS o\n` +
+    `  JOIN written ON written.id = o->>'id' AND NOT written.replaced\n  ${lineItemsOf}\n)\n` +
+    `SELECT id FROM written WHERE replaced`
+  );
+}
+
+function replaceLineItemsSql(schema: string): string {
+  return (
+    `INSERT INTO ${quoteIdentifier(schema)}.order_line_items (${lineItemNames})\n` +
+    `SELECT ${lineItemValues}\n  FROM jsonb_array_elements($1::jsonb) AS o\n  ${lineItemsOf}\n` +
     ` WHERE o->>'id' = ANY($2::text[])`
   );
 }
@@ -73,12 +92,15 @@ export function createTargetWriter(pool: pg.Pool, schema: string): TargetWriter 
     Resource,
     string
   >;
-  const insertLineItems = lineItemsSql(schema);
+  const upsertOrders = orderUpsertSql(schema);
+  const replaceLineItems = replaceLineItemsSql(schema);
 
   async function transaction(work: (db: pg.PoolClient) => Promise<void>): Promise<void> {
     const db = await pool.connect();
     try {
-      await db.query("BEGIN");
+      // Not waiting for the WAL flush is safe here: a target crash loses the last pages together with the
+      // cursors committed with them, and the next run reads those pages again.
+      await db.query("BEGIN; SET LOCAL synchronous_commit = off");
       await work(db);
       await db.query("COMMIT");
     } catch (error) {
@@ -93,16 +115,21 @@ export function createTargetWriter(pool: pg.Pool, schema: string): TargetWriter 
   async function upsert(db: pg.ClientBase, resource: Resource, objects: readonly object[]): Promise<void> {
     if (objects.length === 0) return;
     const json = JSON.stringify(objects);
-    const written = await db.query<{ id: string }>({ name: `mirror-upsert-${schema}-${resource}`, text: upserts[resource], values: [json] });
-    if (resource !== "orders" || written.rows.length === 0) return;
-    const ids = written.rows.map((row) => row.id);
+    if (resource !== "orders") {
+      await db.query({ name: `mirror-upsert-${schema}-${resource}`, text: upserts[resource], values: [json] });
+      return;
+    }
+    const replaced = await db.query<{ id: string }>({ name: `mirror-upsert-${schema}-orders`, text: upsertOrders, values: [json] });
+    if (replaced.rows.length === 0) return;
+    const ids = replaced.rows.map((row) => row.id);
     await db.query(`DELETE FROM ${q}.order_line_items WHERE order_id = ANY($1::text[])`, [ids]);
-    await db.query({ name: `mirror-line-items-${schema}`, text: insertLineItems, values: [json, ids] });
+    await db.query({ name: `mirror-replace-line-items-${schema}`, text: replaceLineItems, values: [json, ids] });
   }
 
   async function remove(db: pg.ClientBase, resource: Resource, ids: readonly string[]): Promise<void> {
-    // Line items go with their order (ON DELETE CASCADE).
-    if (ids.length > 0) await db.query(`DELETE FROM ${q}.${resource} WHERE id = ANY($1::text[])`, [ids]);
+    if (ids.length === 0) return;
+    if (resource === "orders") await db.query(`DELETE FROM ${q}.order_line_items WHERE order_id = ANY($1::text[])`, [ids]);
+    await db.query(`DELETE FROM ${q}.${resource} WHERE id = ANY($1::text[])`, [ids]);
   }
 
   async function moveState(db: pg.ClientBase, set: string, guard: string, values: unknown[], what: string): Promise<void> {
