@@ -252,6 +252,15 @@ interface LocalCheck {
   setting: string;
 }
 
+/** Whether text parses as a URL with one of these schemes. */
+function isUrlOf(text: string, protocols: readonly string[]): boolean {
+  try {
+    return protocols.includes(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const at = (values: fc.Arbitrary<Tagged>, args: (value: string) => string[]) => values.map(({ value, valid }) => ({ args: args(value), valid }));
 /** Anything but NUL, which no real argv can carry and Postgres cannot store. */
 const anyText = nasty.map((text) => ({ value: text, valid: !text.includes("\u0000") }));
@@ -335,6 +344,50 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     cases: at(wholeNumbers(1, 10_000), (value) => ["webhooks", "reencrypt-secrets", `--batch-size=${value}`]),
     mentions: /--batch-size/,
     setting: "SUBDATA_WEBHOOK_SECRET_KEY",
+  },
+  // The mirror checks every option before it reads its key, and calls nothing before that.
+  {
+    name: "mirror --api-url",
+    cases: at(
+      fc
+        .oneof(nasty, fc.webUrl(), fc.constantFrom("http://127.0.0.1:8080", "https://h/api/v1", "ftp://h", "postgres://h/x", "http:/x", "127.0.0.1:8080"))
+        .map((text) => ({ value: text, valid: !text.includes("\u0000") && isUrlOf(text, ["http:", "https:"]) })),
+      (value) => ["mirror", `--api-url=${value}`, "--to=postgres://me@127.0.0.1:9/copy"],
+    ),
+    mentions: /--api-url/,
+    setting: "SUBDATA_API_KEY",
+  },
+  {
+    name: "mirror --to",
+    cases: at(
+      fc
+        .oneof(nasty, fc.constantFrom("postgres://me@127.0.0.1:9/copy", "postgresql://h/x", "postgres://", "mysql://h/x", "http://h/x", "postgres:x", "127.0.0.1:5432"))
+        .map((text) => ({ value: text, valid: !text.includes("\u0000") && isUrlOf(text, ["postgres:", "postgresql:"]) })),
+      (value) => ["mirror", "--api-url=http://127.0.0.1:9", `--to=${value}`],
+    ),
+    mentions: /--to/,
+    setting: "SUBDATA_API_KEY",
+  },
+  {
+    name: "mirror --schema",
+    cases: at(
+      fc.oneof(nasty, fc.stringMatching(/^[a-z_][a-z0-9_]{0,62}$/), fc.stringMatching(/^[A-Za-z0-9_$."-]{0,70}$/)).map((text) => ({ value: text, valid: /^[a-z_][a-z0-9_]{0,62}$/.test(text) })),
+      (value) => ["mirror", "--api-url=http://127.0.0.1:9", "--to=postgres://me@127.0.0.1:9/copy", `--schema=${value}`],
+    ),
+    mentions: /--schema/,
+    setting: "SUBDATA_API_KEY",
+  },
+  {
+    name: "mirror --api-key-env",
+    cases: at(
+      fc
+        .oneof(nasty, fc.stringMatching(/^SUBDATA_[A-Z0-9_]{0,20}$/), fc.stringMatching(/^[A-Za-z0-9_ =$-]{0,20}$/))
+        .map((text) => ({ value: text, valid: /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(text) })),
+      (value) => ["mirror", "--api-url=http://127.0.0.1:9", "--to=postgres://me@127.0.0.1:9/copy", `--api-key-env=${value}`],
+    ),
+    mentions: /--api-key-env/,
+    // The variable it names, which is not set.
+    setting: " is not set: put the API key",
   },
   // Ids, names and URLs are the services' to judge: the CLI itself refuses only NUL.
   { name: "an option passed on to a service", cases: at(anyText, (value) => ["webhooks", "test", `--merchant=${value}`, "--", "we_x"]), mentions: /--merchant/, setting: "SUBDATA_SERVICE_TOKEN" },
@@ -526,8 +579,11 @@ describe("hostile arguments and options at the subdata CLI", () => {
       command.commands.length === 0
         ? [{ path: path.join(" "), inputs: [...command.registeredArguments.map((argument) => `<${argument.name()}>`), ...command.options.filter((option) => !option.negate && !option.isBoolean()).map((option) => option.long!)] }]
         : command.commands.flatMap((child) => leaves(child, [...path, child.name()]));
-    // migrate takes no input; reencrypt-secrets' only input is checked before any other, in the test on local validation.
-    const registered = program.commands.flatMap((child) => leaves(child, [child.name()])).filter((leaf) => leaf.path !== "migrate" && leaf.path !== "webhooks reencrypt-secrets");
+    // migrate takes no input; reencrypt-secrets' only input and all of mirror's are checked before any other, in the test on
+    // local validation (a valid mirror line would copy through a real API).
+    const registered = program.commands
+      .flatMap((child) => leaves(child, [child.name()]))
+      .filter((leaf) => leaf.path !== "migrate" && leaf.path !== "webhooks reencrypt-secrets" && leaf.path !== "mirror");
     const covered = commands.map((command) => ({
       path: command.path.join(" "),
       inputs: [
@@ -585,9 +641,17 @@ describe("hostile arguments and options at the subdata CLI", () => {
   it("a word too many or an unknown option on any command, migrate included: a usage error quoting it", async () => {
     const extra = fc.oneof(
       nasty.filter((text) => !text.startsWith("-") && !text.includes("\u0000")).map((text) => ({ word: text, option: false })),
-      fc.stringMatching(/^[a-z][a-z-]{0,20}$/).filter((name) => !["merchant", "json", "help"].some((known) => known.startsWith(name))).map((name) => ({ word: `--${name}`, option: true })),
+      fc
+        .stringMatching(/^[a-z][a-z-]{0,20}$/)
+        .filter((name) => !["merchant", "json", "help", "to", "follow", "resync", "schema"].some((known) => known.startsWith(name)))
+        .map((name) => ({ word: `--${name}`, option: true })),
     );
-    const leaves = [...commands.map((command) => commandLine(command, undefined, "").filter((word) => word !== "--")), ["migrate"], ["webhooks", "reencrypt-secrets"]];
+    const leaves = [
+      ...commands.map((command) => commandLine(command, undefined, "").filter((word) => word !== "--")),
+      ["migrate"],
+      ["webhooks", "reencrypt-secrets"],
+      ["mirror", "--api-url=http://127.0.0.1:9", "--to=postgres://me@127.0.0.1:9/copy"],
+    ];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...leaves), extra, async (base, { word, option }) => {
         // Positionals of the base line stay in place; the extra word goes last.

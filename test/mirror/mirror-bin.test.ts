@@ -90,7 +90,7 @@ describe("subdata-mirror refusing bad input", () => {
     expect(plain.stderr).toBe("error: SUBDATA_API_KEY is not set: put the API key (sds_…) in it, or name another variable with --api-key-env");
     const named = await runBin(copyArgs("no_key", "--api-key-env", "ACME_SUBDATA_KEY", "--json"), undefined);
     expect(named.code).toBe(2);
-    expect(JSON.parse(named.stdout)).toEqual({ error: { code: "usage", message: "ACME_SUBDATA_KEY is not set: put the API key (sds_…) in it" } });
+    expect(JSON.parse(named.stdout)).toEqual({ error: { code: "config", message: "ACME_SUBDATA_KEY is not set: put the API key (sds_…) in it" } });
   });
 
   it("reads the key from the variable --api-key-env names", async () => {

@@ -4,6 +4,7 @@ export {
   DEFAULT_API_KEY_VARIABLE,
   DEFAULT_SCHEMA,
   executeMirror,
+  fromEnvironment,
   resolveMirrorSettings,
   resultText,
   withStopSignals,

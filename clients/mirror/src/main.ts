@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { createProgressPrinter, executeMirror, resolveMirrorSettings, resultText, withStopSignals } from "./mirror-command.ts";
+import { createProgressPrinter, executeMirror, fromEnvironment, resolveMirrorSettings, resultText, withStopSignals } from "./mirror-command.ts";
 import { MirrorError } from "./mirror-error.ts";
 
 const USAGE = `usage: subdata-mirror --api-url URL --to postgres://… [--schema S] [--follow] [--resync] [--api-key-env NAME] [--json]
@@ -11,6 +11,9 @@ copy is up to date; with it, it follows the feed until SIGINT or SIGTERM. Stoppe
 point, the next run resumes where the last one committed.`;
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
+
+/** One line, and no control character that could drive the operator's terminal. */
+const printable = (text: string) => text.replace(/\s+/g, " ").replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 async function main(argv: readonly string[]): Promise<number> {
   let json = argv.includes("--json");
@@ -36,7 +39,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     const settings = resolveMirrorSettings(
       { apiUrl: values["api-url"], to: values.to, schema: values.schema, follow: values.follow, resync: values.resync, apiKeyEnv: values["api-key-env"] },
-      process.env,
+      fromEnvironment(process.env),
     );
     const onProgress = json ? undefined : createProgressPrinter((line) => write(process.stderr, line));
     const result = await withStopSignals((signal) => executeMirror(settings, { signal, ...(onProgress ? { onProgress } : {}) }));
@@ -44,10 +47,10 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (error) {
     const code = error instanceof MirrorError ? error.code : (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? "usage" : "internal";
-    const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ");
-    write(process.stderr, `error: ${message}`);
+    const message = error instanceof Error ? error.message : String(error);
+    write(process.stderr, `error: ${printable(message)}`);
     if (json) write(process.stdout, JSON.stringify({ error: { code, message } }));
-    return code === "usage" ? 2 : 1;
+    return code === "usage" || code === "config" ? 2 : 1;
   }
 }
 

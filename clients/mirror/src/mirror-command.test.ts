@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { createProgressPrinter, resolveMirrorSettings } from "./mirror-command.ts";
+import { createProgressPrinter, fromEnvironment, resolveMirrorSettings } from "./mirror-command.ts";
 import { shapeDifferences } from "./target-schema.ts";
 
 const valid = { apiUrl: "http://127.0.0.1:8080", to: "postgres://me@127.0.0.1/warehouse" };
 
 describe("the mirror's options", () => {
   it("reads the key from SUBDATA_API_KEY, or the variable --api-key-env names, and completes the API URL", () => {
-    expect(resolveMirrorSettings(valid, { SUBDATA_API_KEY: "sds_a" })).toEqual({
+    expect(resolveMirrorSettings(valid, fromEnvironment({ SUBDATA_API_KEY: "sds_a" }))).toEqual({
       apiUrl: "http://127.0.0.1:8080/api/v1",
       apiKey: "sds_a",
       apiKeyVariable: "SUBDATA_API_KEY",
@@ -15,7 +15,7 @@ describe("the mirror's options", () => {
       follow: false,
       resync: false,
     });
-    expect(resolveMirrorSettings({ ...valid, apiKeyEnv: "OTHER", schema: "crm_copy", follow: true }, { OTHER: "sds_b" })).toMatchObject({
+    expect(resolveMirrorSettings({ ...valid, apiKeyEnv: "OTHER", schema: "crm_copy", follow: true }, fromEnvironment({ OTHER: "sds_b" }))).toMatchObject({
       apiKey: "sds_b",
       apiKeyVariable: "OTHER",
       schema: "crm_copy",
@@ -24,13 +24,16 @@ describe("the mirror's options", () => {
   });
 
   it("refuses bad options with a message naming the option", () => {
-    const env = { SUBDATA_API_KEY: "sds_a" };
+    const env = fromEnvironment({ SUBDATA_API_KEY: "sds_a" });
     expect(() => resolveMirrorSettings({ to: valid.to }, env)).toThrow("--api-url is required");
     expect(() => resolveMirrorSettings({ apiUrl: valid.apiUrl }, env)).toThrow("--to is required");
-    expect(() => resolveMirrorSettings({ ...valid, apiUrl: "ftp://x" }, env)).toThrow(/--api-url is invalid: .*http\(s\)/);
+    expect(() => resolveMirrorSettings({ ...valid, apiUrl: "ftp://x" }, env)).toThrow(/--api-url is invalid: expected http\(s\)/);
     expect(() => resolveMirrorSettings({ ...valid, to: "mysql://x/y" }, env)).toThrow("--to must be a postgres:// URL, got mysql:");
     expect(() => resolveMirrorSettings({ ...valid, schema: 'x"; DROP' }, env)).toThrow(/--schema must be a lower-case identifier/);
-    expect(() => resolveMirrorSettings(valid, {})).toThrow("SUBDATA_API_KEY is not set");
+    expect(() => resolveMirrorSettings({ ...valid, apiKeyEnv: "NOT A NAME" }, env)).toThrow(/--api-key-env must be an environment variable name/);
+    expect(() => resolveMirrorSettings(valid, fromEnvironment({}))).toThrow("SUBDATA_API_KEY is not set");
+    // Names an object inherits are no setting.
+    expect(() => resolveMirrorSettings({ ...valid, apiKeyEnv: "constructor" }, fromEnvironment({}))).toThrow("constructor is not set");
   });
 });
 

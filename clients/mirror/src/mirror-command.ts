@@ -33,15 +33,28 @@ export interface MirrorSettings {
   resync: boolean;
 }
 
-/** Checks the arguments and reads the key; a problem is a MirrorError (code usage) naming the option. */
-export function resolveMirrorSettings(args: MirrorArguments, env: NodeJS.ProcessEnv | Record<string, string | undefined>): MirrorSettings {
-  if (!args.apiUrl) throw new MirrorError("--api-url is required (e.g. http://127.0.0.1:8080)", "usage");
-  if (!args.to) throw new MirrorError("--to is required: the target database, postgres://…", "usage");
+/** The environment as settings: only its own variables (a name like `constructor` is no setting). */
+export const fromEnvironment =
+  (env: Record<string, string | undefined>) =>
+  (name: string): string | undefined =>
+    Object.hasOwn(env, name) ? env[name] : undefined;
+
+/** Environment variable names the key may come from. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/**
+ * Checks the arguments, then reads the key. A bad option is a MirrorError with code usage naming the
+ * option (never echoing the value, which may hold anything); a missing key is code config, naming the
+ * variable.
+ */
+export function resolveMirrorSettings(args: MirrorArguments, readSetting: (name: string) => unknown): MirrorSettings {
+  if (args.apiUrl === undefined) throw new MirrorError("--api-url is required (e.g. http://127.0.0.1:8080)", "usage");
+  if (args.to === undefined) throw new MirrorError("--to is required: the target database, postgres://…", "usage");
   let apiUrl: string;
   try {
     apiUrl = apiBaseUrl(args.apiUrl);
-  } catch (error) {
-    throw new MirrorError(`--api-url is invalid: ${(error as Error).message}`, "usage");
+  } catch {
+    throw new MirrorError("--api-url is invalid: expected http(s)://host[:port], optionally with the API's path (/api/v1)", "usage");
   }
   let target: URL;
   try {
@@ -53,13 +66,14 @@ export function resolveMirrorSettings(args: MirrorArguments, env: NodeJS.Process
     throw new MirrorError(`--to must be a postgres:// URL, got ${target.protocol}`, "usage");
   }
   const schema = args.schema ?? DEFAULT_SCHEMA;
-  if (!SCHEMA_NAME.test(schema)) throw new MirrorError(`--schema must be a lower-case identifier (letters, digits, _), got ${JSON.stringify(schema)}`, "usage");
+  if (!SCHEMA_NAME.test(schema)) throw new MirrorError("--schema must be a lower-case identifier: a-z or _, then a-z, 0-9 or _ (63 at most)", "usage");
   const apiKeyVariable = args.apiKeyEnv ?? DEFAULT_API_KEY_VARIABLE;
-  const apiKey = env[apiKeyVariable];
-  if (!apiKey) {
+  if (!VARIABLE_NAME.test(apiKeyVariable)) throw new MirrorError("--api-key-env must be an environment variable name (letters, digits and _)", "usage");
+  const apiKey = readSetting(apiKeyVariable);
+  if (typeof apiKey !== "string" || apiKey === "") {
     throw new MirrorError(
       `${apiKeyVariable} is not set: put the API key (sds_…) in it${args.apiKeyEnv ? "" : ", or name another variable with --api-key-env"}`,
-      "usage",
+      "config",
     );
   }
   return { apiUrl, apiKey, apiKeyVariable, targetUrl: args.to, schema, follow: args.follow === true, resync: args.resync === true };

@@ -1,7 +1,7 @@
 import { CursorExpiredError, SubdataApiError, SubdataConnectionError } from "@subdata/client";
 
 /**
- * A failure the user can act on, with a one-line message and a stable code: usage, api_key, api_unreachable,
+ * A failure the user can act on, with a one-line message and a stable code: usage, config, api_key, api_unreachable,
  * api_error, cursor_expired, invalid_cursor, target_unreachable, target_schema, target, locked.
  */
 export class MirrorError extends Error {

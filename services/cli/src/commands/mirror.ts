@@ -11,7 +11,7 @@ interface MirrorCommandOptions {
   apiKeyEnv?: string;
 }
 
-/** Mirror failures keep their own codes; a bad option is invalid_argument like every command's. */
+/** Mirror failures keep their own codes; a bad option is invalid_argument, a missing key config, like every command's. */
 function cliErrorOf(error: unknown): unknown {
   if (!(error instanceof MirrorError)) return error;
   return new CliError(error.message, error.code === "usage" ? "invalid_argument" : error.code);
@@ -29,9 +29,8 @@ export const registerMirrorCommand: RegisterCommands = (program, context) => {
     .option("--resync", "empty the copy and its state, then copy everything anew (after cursor_expired)")
     .option("--api-key-env <name>", "the environment variable holding the API key", DEFAULT_API_KEY_VARIABLE)
     .action(async (options: MirrorCommandOptions) => {
-      const variable = options.apiKeyEnv ?? DEFAULT_API_KEY_VARIABLE;
       try {
-        const settings = resolveMirrorSettings(options, { [variable]: context.setting(variable) });
+        const settings = resolveMirrorSettings(options, (name) => context.setting(name));
         const result = await withStopSignals((signal) => executeMirror(settings, { signal, onProgress: createProgressPrinter((line) => context.output.info(line)) }));
         context.output.result(
           { schema: settings.schema, phase: result.phase, stopped: result.stopped, events_applied: result.eventsApplied, rows: result.rows },
