@@ -90,7 +90,7 @@ describe("the summary", () => {
       dataDir: "/repo/.subdata",
       devEnvPath: "/repo/.subdata/dev.env",
       databaseUrl: adminUrl,
-      embeddedPostgres: true,
+      embeddedPostgres: { clusterDir: "/repo/.subdata/postgres" },
       nats: { kind: "external", url: "nats://127.0.0.1:4222" },
       running: table.filter((spec) => spec.name !== "gateway").map((spec) => ({ spec, process: fakeProcess })),
       skipped: [{ spec: byName("gateway"), reason: "not built yet (gateway/src/main.ts does not exist)" }],
