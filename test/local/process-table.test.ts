@@ -101,6 +101,24 @@ describe("the summary", () => {
     expect(text).toContain("postgres://postgres@127.0.0.1:54329/subdata");
     expect(text).toContain("gateway   skipped: not built yet");
     expect(text).toContain(".subdata/dev.env");
+    expect(text).toContain("(embedded, data in .subdata/postgres)");
     for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+  });
+
+  it("says where the cluster lives when it is outside the data dir (as root), and names a NATS without JetStream", () => {
+    const lines = renderSummary({
+      repoRoot: "/repo",
+      dataDir: "/repo/.subdata",
+      devEnvPath: "/repo/.subdata/dev.env",
+      databaseUrl: adminUrl,
+      embeddedPostgres: { clusterDir: "/var/lib/subdata/postgres/repo-1a2b3c4d/data" },
+      nats: { kind: "no-jetstream", url: "nats://127.0.0.1:4222", reason: "no JetStream" },
+      running: [],
+      skipped: [],
+    });
+    expect(lines).toContain(
+      "  postgres  postgres://postgres@127.0.0.1:54329/subdata  (embedded, data in /var/lib/subdata/postgres/repo-1a2b3c4d/data, linked from .subdata/postgres)",
+    );
+    expect(lines).toContain("  nats      nats://127.0.0.1:4222  answers without JetStream: events and webhooks are off");
   });
 });

@@ -89,41 +89,45 @@ function binariesIn(dir: string, installed: PostgresBinaries): PostgresBinaries 
   return { ...installed, nativeDir: dir, initdb: join(dir, "bin", "initdb"), postgres: join(dir, "bin", "postgres") };
 }
 
+type Verdict = { kind: "keep" } | { kind: "remove"; owner: string } | { kind: "unclaimed"; owner: string };
+
+function judge(home: string): Verdict {
+  let owner: string;
+  try {
+    owner = readFileSync(join(home, "owner"), "utf8").trim();
+  } catch {
+    return { kind: "keep" }; // still being set up, or not ours
+  }
+  if (!owner) return { kind: "keep" }; // being rewritten by its own launcher right now
+  if (!existsSync(owner)) return { kind: "unclaimed", owner };
+  let target: string | undefined;
+  try {
+    target = resolve(owner, readlinkSync(join(owner, "postgres")));
+  } catch {
+    target = undefined;
+  }
+  if (target === join(home, "data")) return { kind: "keep" };
+  const state = clusterProcesses(join(home, "data"));
+  return state.kind === "idle" || state.kind === "stale-lock" ? { kind: "remove", owner } : { kind: "keep" };
+}
+
 /**
  * Removes the clusters that a reset left behind: their data dir still exists but links elsewhere (it
  * was deleted and made again). A data dir that is gone may have moved with its clone, so those
- * clusters are kept and named instead.
+ * clusters are kept and named instead. Best effort: a folder it cannot judge is kept.
  */
 function removeAbandoned(sharedDir: string, say: (line: string) => void): void {
   const unclaimed: string[] = [];
   for (const name of readdirSync(sharedDir)) {
     const home = join(sharedDir, name);
-    let owner: string;
     try {
-      owner = readFileSync(join(home, "owner"), "utf8").trim();
-    } catch {
-      continue; // still being set up, or not ours
-    }
-    if (!owner) continue;
-    const link = join(owner, "postgres");
-    if (!existsSync(owner)) {
-      unclaimed.push(`${home} (was ${owner})`);
-      continue;
-    }
-    let target: string | undefined;
-    try {
-      target = resolve(owner, readlinkSync(link));
-    } catch {
-      target = undefined;
-    }
-    if (target === join(home, "data")) continue;
-    const state = clusterProcesses(join(home, "data"));
-    if (state.kind !== "idle" && state.kind !== "stale-lock") continue;
-    try {
+      const verdict = judge(home);
+      if (verdict.kind === "unclaimed") unclaimed.push(`${home} (was ${verdict.owner})`);
+      if (verdict.kind !== "remove") continue;
       rmSync(home, { recursive: true, force: true });
-      say(`removed the embedded Postgres cluster ${home}: ${owner} was reset and no longer uses it`);
+      say(`removed the embedded Postgres cluster ${home}: ${verdict.owner} was reset and no longer uses it`);
     } catch {
-      // Another launcher is removing it at the same time.
+      // Unreadable, or removed by another launcher at the same time.
     }
   }
   if (unclaimed.length) {

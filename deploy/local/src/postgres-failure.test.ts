@@ -44,7 +44,7 @@ describe("explainPostgresFailure", () => {
     ].join("\n");
     const message = explainPostgresFailure(new PostgresProgramFailed("postgres", output, "postgres exited during start-up (exit code 1)"), context);
     expect(message).toContain(`permission denied on ${context.clusterDir}/global/pg_control (Postgres runs as the system user postgres)`);
-    expect(message).toContain('Postgres said: 2026-11-26 03:20:01.123 UTC [4242] FATAL:  could not open file "global/pg_control": Permission denied');
+    expect(message).toContain('Postgres said:\n    2026-11-26 03:20:01.123 UTC [4242] FATAL:  could not open file "global/pg_control": Permission denied');
   });
 
   it("when the port is taken, before or by Postgres's own bind, names the port and EMBEDDED_POSTGRES_PORT", () => {

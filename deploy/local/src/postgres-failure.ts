@@ -24,15 +24,17 @@ export interface FailureContext {
 const PREFIX = "the embedded Postgres could not start";
 
 /** The first line of `output` matching `pattern`, and the first "quoted" path in it (relative to the cluster). */
-function findLine(output: string, pattern: RegExp, clusterDir: string): { line: string; path: string | undefined } | undefined {
+function findLine(output: string, pattern: RegExp, clusterDir: string): { path: string | undefined } | undefined {
   const line = output.split("\n").find((candidate) => pattern.test(candidate));
   if (line === undefined) return undefined;
   const quoted = /"([^"]+)"/.exec(line)?.[1];
-  return { line: line.trim(), path: quoted === undefined ? undefined : resolve(clusterDir, quoted) };
+  return { path: quoted === undefined ? undefined : resolve(clusterDir, quoted) };
 }
 
-function said(line: string): string {
-  return `\n  Postgres said: ${line}`;
+/** The end of what the program printed, where it explains itself (a message may span several lines). */
+function said(output: string): string {
+  const tail = output.split("\n").filter((line) => line.trim()).slice(-8);
+  return `\n  Postgres said:\n${tail.map((line) => `    ${line.trim()}`).join("\n")}`;
 }
 
 /**
@@ -50,7 +52,7 @@ export function explainPostgresFailure(error: unknown, context: FailureContext):
     return (
       `${PREFIX}: port ${context.port} on 127.0.0.1 is taken by another program (cluster ${context.clusterDir}). ` +
       `Stop what holds it (\`ss -ltnp 'sport = :${context.port}'\` names it) or set EMBEDDED_POSTGRES_PORT to a free port.` +
-      (portLine ? said(portLine.line) : "")
+      (portLine ? said(output) : "")
     );
   }
 
@@ -62,7 +64,7 @@ export function explainPostgresFailure(error: unknown, context: FailureContext):
       `${PREFIX}: the lock file ${lockFile} names process ${pid}, which is still running. ` +
       `If \`ps -p ${pid}\` shows a postgres, another launcher is using this cluster: stop it first. ` +
       `If it shows another program, the lock is stale: delete ${lockFile} and start again.` +
-      said(lockLine.line)
+      said(output)
     );
   }
 
@@ -72,7 +74,7 @@ export function explainPostgresFailure(error: unknown, context: FailureContext):
     return (
       `${PREFIX}: the disk is full, writing ${where} failed (no space left on device). ` +
       `Free space on the file system that holds it (\`df -h ${dirname(where)}\`) and start again.` +
-      (fullLine ? said(fullLine.line) : "")
+      (fullLine ? said(output) : "")
     );
   }
 
@@ -94,7 +96,7 @@ export function explainPostgresFailure(error: unknown, context: FailureContext):
       `${PREFIX}: permission denied on ${where} (Postgres runs as ${context.runAs}). ` +
       `That user must own the cluster and reach every folder above it: check with \`namei -l ${where}\`, ` +
       `or ${startOver}.` +
-      (deniedLine ? said(deniedLine.line) : "")
+      (deniedLine ? said(output) : "")
     );
   }
 
@@ -104,11 +106,10 @@ export function explainPostgresFailure(error: unknown, context: FailureContext):
 
   const versionLine = findLine(output, /database files are incompatible with server/, context.clusterDir);
   if (versionLine) {
-    const detail = findLine(output, /DETAIL:/, context.clusterDir)?.line;
     return (
       `${PREFIX}: the cluster in ${context.clusterDir} was made by another major version of PostgreSQL than the one installed. ` +
       `Delete ${context.dataDir} to start over with a new cluster (dump what you need first), or set DATABASE_URL.` +
-      said(detail ?? versionLine.line)
+      said(output)
     );
   }
 
