@@ -8,8 +8,9 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SHARED_CLUSTERS_DIR } from "../../deploy/local/src/cluster-location.ts";
 import { writeDevEnvFile } from "../../deploy/local/src/dev-env-file.ts";
-import { findNatsServer, natsAnswers } from "../../deploy/local/src/nats.ts";
+import { findNatsServer } from "../../deploy/local/src/nats.ts";
 import { grpcHealthServing } from "../../deploy/local/src/readiness.ts";
+import { startNatsWithoutJetStream, type PlainNats } from "./nats-without-jetstream.ts";
 import { privateClone } from "./private-clone.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -147,11 +148,11 @@ async function stopLauncher(run: ReturnType<typeof runLauncher>): Promise<number
 describe("npm start from a clone in a private folder (0700, spaces in its path), with the embedded Postgres", () => {
   const clone = privateClone();
   const runs: Array<ReturnType<typeof runLauncher>> = [];
-  let plainNats: ChildProcess | undefined;
+  let plainNats: PlainNats | undefined;
 
   afterAll(async () => {
     for (const run of runs) if (run.child.exitCode === null) await stopLauncher(run);
-    plainNats?.kill("SIGKILL");
+    await plainNats?.stop();
     clone.remove();
   });
 
@@ -191,15 +192,8 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
   });
 
   it("on a second start finds the cluster and its data again; a NATS without JetStream is named, and the rest runs", { timeout: 240_000 }, async () => {
-    const binary = findNatsServer();
-    if (!binary) throw new Error("this test needs nats-server (on PATH or in /usr/sbin), as .ci/run installs it");
-    const natsUrl = `nats://127.0.0.1:${await freePort()}`;
-    plainNats = spawn(binary, ["-a", "127.0.0.1", "-p", new URL(natsUrl).port], { stdio: "ignore" });
-    for (let tries = 0; !(await natsAnswers(natsUrl, 500)); tries++) {
-      if (tries > 100) throw new Error(`the nats-server without -js did not answer on ${natsUrl}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-
+    plainNats = await startNatsWithoutJetStream();
+    const natsUrl = plainNats.url;
     const env = await environment(natsUrl);
     const run = runLauncher(clone.root, env);
     runs.push(run);
@@ -208,6 +202,12 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
     expect(output, output).toContain("subdata is ready");
     expect(output).not.toContain("initialising the embedded Postgres cluster");
     expect(output).not.toContain("seed: first run");
+    const databaseUrl = /^DATABASE_URL=(.+)$/m.exec(readFileSync(join(clone.root, ".subdata", "dev.env"), "utf8"))?.[1];
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const seeded = await client.query<{ count: string }>("SELECT count(*) FROM subscriptions WHERE merchant_id = 'mer_demo'");
+    await client.end();
+    expect(seeded.rows).toEqual([{ count: "2000" }]);
     expect(output).toContain(`NATS at ${natsUrl} (NATS_URL) answers, but without JetStream`);
     expect(output).toContain(`nats      ${natsUrl}  answers without JetStream: events and webhooks are off`);
     expect(output).toContain("webhook   skipped: needs NATS JetStream");
