@@ -53,7 +53,17 @@ function lstatOrUndefined(path: string): Stats | undefined {
   }
 }
 
-/** Mirrors `from` into `to`: hard links where one file system holds both, copies otherwise; symlinks as they are. */
+/** A copy of `source` that everyone may read (and run, if its owner may), nobody but root may change. */
+function copyReadable(source: string, target: string): void {
+  const mode = statSync(source).mode;
+  copyFileSync(source, target);
+  chmodSync(target, mode & 0o100 ? 0o755 : 0o644);
+}
+
+/**
+ * Mirrors `from` into `to`, symlinks as they are. Files are hard-linked where one file system holds
+ * both and the file is readable by all (a link shares its mode); otherwise copied.
+ */
 function linkTree(from: string, to: string): void {
   mkdirSync(to);
   chmodSync(to, 0o755);
@@ -62,13 +72,13 @@ function linkTree(from: string, to: string): void {
     const target = join(to, entry.name);
     if (entry.isDirectory()) linkTree(source, target);
     else if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+    else if (!(statSync(source).mode & 0o004)) copyReadable(source, target);
     else {
       try {
         linkSync(source, target);
       } catch (error) {
         if (!["EXDEV", "EPERM", "EMLINK"].includes((error as NodeJS.ErrnoException).code ?? "")) throw error;
-        copyFileSync(source, target);
-        chmodSync(target, statSync(source).mode & 0o755);
+        copyReadable(source, target);
       }
     }
   }
@@ -162,6 +172,7 @@ export function locateCluster(options: {
   if (!user) return { clusterDir: link, binaries: options.binaries };
 
   const sharedDir = SHARED_CLUSTERS_DIR;
+  mkdirSync(options.dataDir, { recursive: true });
   ensureReadableDir(sharedDir);
   removeAbandoned(sharedDir, options.say);
 
@@ -182,7 +193,8 @@ export function locateCluster(options: {
         if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
         throw new Error(
           `the cluster in ${link} must move to ${sharedDir}, where the postgres user can reach it, but that is another ` +
-            `file system: move it yourself (mv ${link} ${clusterDir} && ln -s ${clusterDir} ${link}) or delete it to start over`,
+            `file system: move it yourself (mkdir -p ${home} && mv ${link} ${clusterDir} && ln -s ${clusterDir} ${link}) ` +
+            `or delete it to start over`,
         );
       }
       options.say(`moved the cluster from ${link} to ${clusterDir}, where the postgres user can reach it`);
