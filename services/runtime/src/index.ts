@@ -16,6 +16,7 @@ export { cursorToPosition, positionToCursor, splitPage, type KeysetCursor } from
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, resolvePageSize } from "./page-size.ts";
 export { createPool, type Pool, type PoolClient, type PoolOptions } from "./pg.ts";
 export { requireServiceCredential, sendServiceCredential } from "./service-credential.ts";
+export { createBackoff, sleep, type Backoff } from "./backoff.ts";
 export { handleShutdown, type ShutdownOptions } from "./shutdown.ts";
 export {
   dateToTimestamp,

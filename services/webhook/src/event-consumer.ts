@@ -1,7 +1,6 @@
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
-import type { Logger } from "@subdata/runtime";
-import { sleep } from "./relay-backoff.ts";
+import { type Logger, sleep } from "@subdata/runtime";
 
 /**
  * The webhook service's durable pull consumer of subscription events. Every JetStream consume call of

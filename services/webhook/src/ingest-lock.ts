@@ -1,6 +1,5 @@
-import type { Logger, Pool } from "@subdata/runtime";
+import { type Logger, type Pool, sleep } from "@subdata/runtime";
 import pg from "pg";
-import { sleep } from "./relay-backoff.ts";
 
 /**
  * The ingest leader's lock: a session-level Postgres advisory lock. Only the replica holding it

@@ -1,6 +1,5 @@
-import type { Logger } from "@subdata/runtime";
+import { createBackoff, type Logger, sleep } from "@subdata/runtime";
 import pg from "pg";
-import { createBackoff, sleep } from "./relay-backoff.ts";
 
 export const OUTBOX_CHANNEL = "subdata_outbox";
 

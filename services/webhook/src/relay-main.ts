@@ -1,8 +1,7 @@
-import { createPool, createProcessObservability, handleShutdown, loadConfigOrExit } from "@subdata/runtime";
+import { createBackoff, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, sleep } from "@subdata/runtime";
 import { connectNats, createEventPublisher, ensureEventStream } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
 import { createOutboxRepository } from "./outbox-repository.ts";
-import { createBackoff, sleep } from "./relay-backoff.ts";
 import { loadRelayConfig } from "./relay-config.ts";
 import { createRelayHealthServer } from "./relay-health.ts";
 import { createRelayMetrics } from "./relay-metrics.ts";

@@ -1,10 +1,9 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { formatTraceparent, type Logger, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
+import { createBackoff, formatTraceparent, type Logger, sleep, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
 import { type EventPublisher, type PublishedEvent, subscriptionEventSubject } from "./event-stream.ts";
 import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
-import { createBackoff, sleep } from "./relay-backoff.ts";
 
 export interface RelayDeps {
   repository: OutboxRepository;

@@ -1,4 +1,4 @@
-/** Exponential backoff with full jitter, so several relays recovering together do not retry in step. */
+/** Exponential backoff with full jitter, so several processes recovering together do not retry in step. */
 export interface Backoff {
   /** The delay before the next retry; grows with each call until reset(). */
   next(): number;
