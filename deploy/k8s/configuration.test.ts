@@ -101,6 +101,7 @@ describe("docs/operations.md", () => {
       "services/webhook/src/config.ts",
       "services/webhook/src/delivery-config.ts",
       "services/webhook/src/relay-config.ts",
+      "services/events/src/event-stream.ts",
       "gateway/src/config.ts",
     ];
     const names = files.flatMap((file) => {

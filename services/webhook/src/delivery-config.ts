@@ -1,3 +1,4 @@
+import { eventStreamConfigShape } from "@subdata/events";
 import { env } from "@subdata/runtime";
 import { z } from "zod";
 import { DEFAULT_RETRY_SCHEDULE, parseDuration, parseRetrySchedule } from "./retry-schedule.ts";
@@ -31,11 +32,8 @@ export const deliveryPipelineConfigShape = {
    * failing receivers are bounded per endpoint.
    */
   SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(256),
-  SUBDATA_EVENTS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name").default("SUBDATA_EVENTS"),
-  SUBDATA_EVENTS_SUBJECT_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated subject tokens without wildcards")
-    .default("subdata.events"),
+  // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the relay's.
+  ...eventStreamConfigShape,
   /** Durable consumer name, shared by every replica. */
   SUBDATA_WEBHOOK_CONSUMER: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream consumer name").default("webhook-deliveries"),
   /** An endpoint with no 2xx for this long is disabled. */

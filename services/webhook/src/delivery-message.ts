@@ -1,5 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import { eventTypeOf } from "@subdata/events";
+import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import {
   type Attempt,
   AttemptErrorClass,
@@ -10,7 +12,6 @@ import {
 } from "@subdata/proto/subdata/webhook/v1/delivery_pb";
 import { pgTimestampToProto, pgTimestampToProtoOrUndefined } from "@subdata/runtime";
 import type { AttemptRow, DeliveryRow, DeliveryStatusText } from "./delivery-query-repository.ts";
-import { eventTypeOf } from "./event-type-names.ts";
 
 const STATUS: Record<DeliveryStatusText, DeliveryStatus> = {
   PENDING: DeliveryStatus.PENDING,
@@ -31,7 +32,7 @@ export function deliveryMessage(row: DeliveryRow): Delivery {
     id: row.id,
     endpointId: row.endpoint_id,
     eventId: row.event_id,
-    eventType: eventTypeOf(row.event_type),
+    eventType: eventTypeOf(row.event_type) ?? EventType.UNSPECIFIED,
     subscriptionId: row.subscription_id,
     version: row.version,
     status: STATUS[row.status],

@@ -1,8 +1,9 @@
 import { create } from "@bufbuild/protobuf";
+import { eventTypeOf } from "@subdata/events";
+import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type Endpoint, EndpointSchema, EndpointStatus } from "@subdata/proto/subdata/webhook/v1/endpoint_pb";
 import { pgTimestampToProto, pgTimestampToProtoOrUndefined } from "@subdata/runtime";
 import type { EndpointRow, EndpointStatusText } from "./endpoint-repository.ts";
-import { eventTypeOf } from "./event-type-names.ts";
 
 const STATUS: Record<EndpointStatusText, EndpointStatus> = {
   ENABLED: EndpointStatus.ENABLED,
@@ -23,7 +24,8 @@ export function endpointMessage(row: EndpointRow): Endpoint {
     merchantId: row.merchant_id,
     url: row.url,
     description: row.description,
-    eventTypes: row.event_types.map(eventTypeOf),
+    // UNSPECIFIED for a name this build does not know (a newer writer), rather than failing a whole list.
+    eventTypes: row.event_types.map((name) => eventTypeOf(name) ?? EventType.UNSPECIFIED),
     status: STATUS[row.status],
     disabledReason: row.disabled_reason ?? "",
     createdAt: pgTimestampToProto(row.created_at),

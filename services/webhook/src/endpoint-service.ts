@@ -15,8 +15,7 @@ import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, typ
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
 import { endpointMessage, endpointStatusToDb } from "./endpoint-message.ts";
 import type { EndpointChanges, EndpointRepository, EndpointRow } from "./endpoint-repository.ts";
-import { eventTypeNamesOf } from "./event-type-names.ts";
-import { endpointDisabled, newId, requireId } from "./request-fields.ts";
+import { endpointDisabled, eventTypeNamesOf, newId, requireId } from "./request-fields.ts";
 import type { SecretBox } from "./secret-box.ts";
 import { generateSigningSecret } from "./secret-box.ts";
 import { buildTestEvent } from "./test-event.ts";

@@ -1,3 +1,4 @@
+import { eventTypeName } from "@subdata/events";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import type { SubscriptionEvent } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { previousAttributes, renderSubscription, timestampToPgText, timestampToRfc3339Millis } from "@subdata/runtime";
@@ -7,19 +8,6 @@ import { previousAttributes, renderSubscription, timestampToPgText, timestampToR
  * consumed, and stored: every attempt, resend and replay sends exactly these bytes. The object is
  * rendered by @subdata/runtime, the same code the REST API uses, so both show identical subscriptions.
  */
-
-const TYPE_NAMES: Partial<Record<EventType, string>> = {
-  [EventType.SUBSCRIPTION_CREATED]: "subscription.created",
-  [EventType.SUBSCRIPTION_UPDATED]: "subscription.updated",
-  [EventType.SUBSCRIPTION_DELETED]: "subscription.deleted",
-};
-
-/** "subscription.updated"; throws for UNSPECIFIED or unknown types (a poison event). */
-export function eventTypeName(type: EventType): string {
-  const name = TYPE_NAMES[type];
-  if (!name) throw new Error(`event type is unspecified or unknown: ${type}`);
-  return name;
-}
 
 export interface RenderedEvent {
   id: string;
@@ -41,6 +29,7 @@ export function renderEventBody(event: SubscriptionEvent): RenderedEvent {
   if (!event.subscription) throw new Error(`event ${event.id} has no subscription`);
   if (!event.occurredAt) throw new Error(`event ${event.id} has no occurred_at`);
   const type = eventTypeName(event.type);
+  if (type === undefined) throw new Error(`event type is unspecified or unknown: ${event.type}`);
   const occurredAt = timestampToRfc3339Millis(event.occurredAt);
   const previous =
     event.type === EventType.SUBSCRIPTION_UPDATED && event.previous

@@ -1,5 +1,6 @@
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import { subscriptionEventFilter } from "@subdata/events";
 import { type Logger, sleep } from "@subdata/runtime";
 
 /**
@@ -132,7 +133,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     const created = await jsm.consumers.add(stream, {
       durable_name: consumerName,
       description: "subdata webhook service: stores events and their deliveries",
-      filter_subject: `${options.subjectPrefix}.subscription.>`,
+      filter_subject: subscriptionEventFilter(options.subjectPrefix),
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: startSeq,

@@ -8,7 +8,8 @@ import {
   StorageType,
   type StreamConfig,
 } from "@nats-io/jetstream";
-import { connect, headers, nanos, type NatsConnection } from "@nats-io/transport-node";
+import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
+import { subscriptionEventSubject } from "@subdata/events";
 
 // Every JetStream call the relay makes — connecting, stream setup, publishing — lives in this module.
 
@@ -52,27 +53,6 @@ export function eventStreamConfig(settings: EventStreamSettings): StreamConfig {
     num_replicas: settings.replicas,
     allow_direct: true,
   } as StreamConfig;
-}
-
-/** The subject of a merchant's subscription events: `<prefix>.subscription.<merchant_id>`. */
-export function subscriptionEventSubject(subjectPrefix: string, merchantId: string): string {
-  return `${subjectPrefix}.subscription.${merchantId}`;
-}
-
-/**
- * A NATS connection that keeps reconnecting forever: the relay outlives NATS restarts. No async
- * traces: otherwise the client builds an Error (a stack capture) for every request and publish ack
- * "just in case", which was ~20 % of the relay's CPU; a failed publish still says what failed.
- */
-export function connectNats(url: string, name: string): Promise<NatsConnection> {
-  return connect({
-    servers: url,
-    name,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 1_000,
-    timeout: 5_000,
-    noAsyncTraces: true,
-  });
 }
 
 /**

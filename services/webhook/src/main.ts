@@ -2,7 +2,7 @@ import { createBackoff, createHealthState, createPool, createProcessObservabilit
 import { loadWebhookConfig } from "./config.ts";
 import { registerConsumerMetrics } from "./consumer-metrics.ts";
 import { createDeliveryMetrics } from "./delivery-metrics.ts";
-import { connectNats } from "./event-stream.ts";
+import { connectNats } from "@subdata/events";
 import { createDeliveryPipeline, type DeliveryPipeline, deliveryPipelineSettings } from "./pipeline.ts";
 import { createSecretBox } from "./secret-box.ts";
 import { createWebhookServer } from "./server.ts";

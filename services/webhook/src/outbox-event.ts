@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { FieldMaskSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { eventTypeOf } from "@subdata/events";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import {
@@ -52,12 +53,6 @@ export interface OutboxRow {
   payload: OutboxPayload;
   attempts: number;
 }
-
-const eventTypes: Record<string, EventType> = {
-  "subscription.created": EventType.SUBSCRIPTION_CREATED,
-  "subscription.updated": EventType.SUBSCRIPTION_UPDATED,
-  "subscription.deleted": EventType.SUBSCRIPTION_DELETED,
-};
 
 // Columns that become another proto field; every other column maps to the field of the same name.
 const columnToField: Record<string, string> = {
@@ -127,7 +122,7 @@ export function snapshotToSubscription(snapshot: SubscriptionSnapshot): Subscrip
 
 /** The message the relay publishes for an outbox row. Throws on a row it cannot represent. */
 export function outboxRowToEvent(row: OutboxRow): SubscriptionEvent {
-  const type = eventTypes[row.event_type];
+  const type = eventTypeOf(row.event_type);
   if (type === undefined) throw new Error(`unknown event type ${JSON.stringify(row.event_type)}`);
   const { subscription, previous, changed_columns: changedColumns } = row.payload;
   return create(SubscriptionEventSchema, {

@@ -1,3 +1,4 @@
+import { eventStreamConfigShape } from "@subdata/events";
 import { env, loadConfig } from "@subdata/runtime";
 import { z } from "zod";
 
@@ -11,12 +12,8 @@ export const relayConfigShape = {
   /** A connection per round in flight, one for the hourly purge. */
   DATABASE_POOL_MAX: env.positiveInt(3),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
-  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
-  SUBDATA_EVENTS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name").default("SUBDATA_EVENTS"),
-  SUBDATA_EVENTS_SUBJECT_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated subject tokens without wildcards")
-    .default("subdata.events"),
+  // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the webhook service's.
+  ...eventStreamConfigShape,
   /** 1 on one machine; 3 in production (see RELAY.md). */
   SUBDATA_EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /**

@@ -1,11 +1,9 @@
 // The outbox relay's public surface, for tests, the local launcher and the webhook side.
 export {
-  connectNats,
   createEventPublisher,
   ensureEventStream,
   eventStreamConfig,
   eventStreamLimits,
-  subscriptionEventSubject,
   type EventPublisher,
   type EventStreamSettings,
 } from "./event-stream.ts";

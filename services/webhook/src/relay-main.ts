@@ -1,5 +1,6 @@
 import { createBackoff, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, sleep } from "@subdata/runtime";
-import { connectNats, createEventPublisher, ensureEventStream } from "./event-stream.ts";
+import { connectNats } from "@subdata/events";
+import { createEventPublisher, ensureEventStream } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
 import { createOutboxRepository } from "./outbox-repository.ts";
 import { loadRelayConfig } from "./relay-config.ts";

@@ -1,7 +1,8 @@
 import { toBinary } from "@bufbuild/protobuf";
+import { subscriptionEventSubject } from "@subdata/events";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { createBackoff, formatTraceparent, type Logger, sleep, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
-import { type EventPublisher, type PublishedEvent, subscriptionEventSubject } from "./event-stream.ts";
+import type { EventPublisher, PublishedEvent } from "./event-stream.ts";
 import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
 
