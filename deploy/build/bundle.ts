@@ -22,7 +22,7 @@ export const BUNDLE_ENTRIES = {
   query: "services/query/src/main.ts",
   auth: "services/auth/src/main.ts",
   webhook: "services/webhook/src/main.ts",
-  relay: "services/webhook/src/relay-main.ts",
+  relay: "services/relay/src/main.ts",
   subdata: "services/cli/src/main.ts",
 } as const satisfies Record<string, string>;
 

@@ -100,7 +100,7 @@ describe("docs/operations.md", () => {
       "services/auth/src/config.ts",
       "services/webhook/src/config.ts",
       "services/webhook/src/delivery-config.ts",
-      "services/webhook/src/relay-config.ts",
+      "services/relay/src/config.ts",
       "services/events/src/event-stream.ts",
       "gateway/src/config.ts",
     ];

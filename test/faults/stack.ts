@@ -116,7 +116,7 @@ export async function startFaultStack(): Promise<FaultStack> {
     relay: createServiceProcess(
       {
         name: "relay",
-        entry: "services/webhook/src/relay-main.ts",
+        entry: "services/relay/src/main.ts",
         env: { ...common, SUBDATA_RELAY_HEALTH_PORT: String(ports.relayHealth), DATABASE_URL: viaProxy(pgProxies.relay, "webhook") },
         readiness: { kind: "http", url: `http://127.0.0.1:${ports.relayHealth}/readyz` },
       },

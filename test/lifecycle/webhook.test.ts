@@ -76,7 +76,7 @@ describe("webhook service lifecycle mid-burst", () => {
       SUBDATA_WEBHOOK_ALLOW_PRIVATE: "true",
       LOG_LEVEL: "debug",
     };
-    const relay = startProcess("relay", "services/webhook/src/relay-main.ts", { ...common, SUBDATA_RELAY_HEALTH_PORT: "0" });
+    const relay = startProcess("relay", "services/relay/src/main.ts", { ...common, SUBDATA_RELAY_HEALTH_PORT: "0" });
     processes.push(relay);
     const relayPort = Number((await relay.waitForLine((line) => line.msg === "relay health endpoint listening", "relay health port")).port);
     await pollUntil("the relay to be ready (stream created)", async () => (await fetch(`http://127.0.0.1:${relayPort}/readyz`)).status === 200);

@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { connectNats } from "@subdata/events";
-import { ensureEventStream } from "@subdata/webhook/relay-index";
+import { ensureEventStream } from "@subdata/relay";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startTestRelay } from "./relay-harness.ts";

@@ -7,7 +7,7 @@ import {
   type EventStreamSettings,
   type Relay,
   type RelayDeps,
-} from "@subdata/webhook/relay-index";
+} from "@subdata/relay";
 
 export interface TestRelay {
   relay: Relay;

@@ -4,7 +4,7 @@ import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger } from "@subdata/runtime";
 import { subscriptionEventSubject } from "@subdata/events";
-import { createEventPublisher, ensureEventStream } from "@subdata/webhook/relay-index";
+import { createEventPublisher, ensureEventStream } from "@subdata/relay";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startTestRelay, type TestRelay } from "./relay-harness.ts";
@@ -96,7 +96,7 @@ describe("the outbox relay", () => {
     const owner = await createMerchant(admin, "relay notify");
     // A poll interval far beyond the test timeout: only the notification can wake it in time.
     const running = relayFor([owner.merchantId], { pollIntervalMs: 10 * 60 * 1000 });
-    const { createOutboxListener } = await import("@subdata/webhook/relay-index");
+    const { createOutboxListener } = await import("@subdata/relay");
     const listener = createOutboxListener({
       connectionString: webhookUrl,
       logger: createLogger({ name: "listener-test", level: "silent" }),

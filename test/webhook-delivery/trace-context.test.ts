@@ -2,7 +2,7 @@ import { createCapturedLogger } from "@subdata/runtime/test-support/captured-log
 import { parseTraceparent } from "@subdata/runtime";
 import { createCapturedSpans } from "@subdata/runtime/test-support/captured-spans";
 import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook/pipeline";
-import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/webhook/relay-index";
+import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/relay";
 import { afterEach, describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { deliveryOf, newEventId, newSubscriptionId, waitFor } from "./support/harness.ts";

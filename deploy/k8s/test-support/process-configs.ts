@@ -5,7 +5,7 @@ import { gatewayConfigShape } from "@subdata/gateway/config";
 import { queryConfigShape } from "@subdata/query/config";
 import { createLogger, spanExporterFromEnv } from "@subdata/runtime";
 import { webhookConfigShape } from "@subdata/webhook/config";
-import { relayConfigShape } from "@subdata/webhook/relay-config";
+import { relayConfigShape } from "@subdata/relay";
 import type { z } from "zod";
 import { BUNDLE_ENTRIES, bundlePathFor, type BundleName } from "../../build/bundle.ts";
 import { repositoryRoot } from "./render.ts";

@@ -14,7 +14,7 @@ export const relayConfigShape = {
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
   // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the webhook service's.
   ...eventStreamConfigShape,
-  /** 1 on one machine; 3 in production (see RELAY.md). */
+  /** 1 on one machine; 3 in production (see README.md). */
   SUBDATA_EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /**
    * Rows claimed per transaction; also the bound on publishes in flight per round. 500: a claim, a

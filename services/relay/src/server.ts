@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "@subdata/runtime";
 
-export interface RelayHealthServer {
+export interface RelayServer {
   listen(host: string, port: number): Promise<AddressInfo>;
   close(): Promise<void>;
 }
@@ -12,7 +12,7 @@ export interface RelayHealthServer {
  * runs; GET /readyz answers 200 only while `ready()` (the last round reached Postgres and NATS);
  * GET /metrics serves `metrics` (Prometheus text) when given.
  */
-export function createRelayHealthServer(ready: () => boolean, metrics?: Registry): RelayHealthServer {
+export function createRelayServer(ready: () => boolean, metrics?: Registry): RelayServer {
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     if (path === "/metrics" && metrics) {

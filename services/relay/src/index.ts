@@ -1,4 +1,4 @@
-// The outbox relay's public surface, for tests, the local launcher and the webhook side.
+// The outbox relay as a library: integration tests start it in-process.
 export {
   createEventPublisher,
   ensureEventStream,
@@ -11,4 +11,4 @@ export { changedFieldPaths, outboxRowToEvent, type OutboxRow } from "./outbox-ev
 export { createOutboxListener, OUTBOX_CHANNEL } from "./outbox-listener.ts";
 export { createOutboxRepository, type OutboxRepository, type OutboxRepositoryOptions } from "./outbox-repository.ts";
 export { createRelay, type Relay, type RelayDeps, type RoundResult } from "./relay.ts";
-export { loadRelayConfig, relayConfigShape, type RelayConfig } from "./relay-config.ts";
+export { loadRelayConfig, relayConfigShape, type RelayConfig } from "./config.ts";

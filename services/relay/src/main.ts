@@ -3,9 +3,9 @@ import { connectNats } from "@subdata/events";
 import { createEventPublisher, ensureEventStream } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
 import { createOutboxRepository } from "./outbox-repository.ts";
-import { loadRelayConfig } from "./relay-config.ts";
-import { createRelayHealthServer } from "./relay-health.ts";
-import { createRelayMetrics } from "./relay-metrics.ts";
+import { loadRelayConfig } from "./config.ts";
+import { createRelayServer } from "./server.ts";
+import { createRelayMetrics } from "./metrics.ts";
 import { createRelay } from "./relay.ts";
 
 // The outbox relay process: wiring only.
@@ -32,7 +32,7 @@ pool.on("error", (error) => logger.warn({ err: error }, "idle database connectio
 let relay: ReturnType<typeof createRelay> | undefined;
 let stopping = false;
 // /metrics is served on the health port (SUBDATA_RELAY_HEALTH_PORT): the relay has no other server.
-const health = createRelayHealthServer(() => !stopping && (relay?.healthy ?? false), metrics);
+const health = createRelayServer(() => !stopping && (relay?.healthy ?? false), metrics);
 const address = await health.listen(config.HOST, config.SUBDATA_RELAY_HEALTH_PORT);
 logger.info({ port: address.port }, "relay health endpoint listening");
 
