@@ -16,7 +16,7 @@ export interface TestRelay {
 }
 
 /**
- * A relay as relay-main wires it (subdata_webhook role, real JetStream), limited to the test's own
+ * A relay as the relay's main.ts wires it (subdata_webhook role, real JetStream), limited to the test's own
  * merchants so that it never publishes other suites' events from the shared database.
  */
 export function startTestRelay(options: {
@@ -25,7 +25,7 @@ export function startTestRelay(options: {
   stream: EventStreamSettings;
   merchantIds: readonly string[];
   batchSize?: number;
-  /** Rounds in flight at once (relay-main: SUBDATA_RELAY_ROUNDS); default 1. */
+  /** Rounds in flight at once (SUBDATA_RELAY_ROUNDS); default 1. */
   rounds?: number;
   pollIntervalMs?: number;
   ackTimeoutMs?: number;

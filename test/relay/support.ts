@@ -7,9 +7,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import type pg from "pg";
-
-type Queryable = Pick<pg.Pool, "query">;
+import type { Queryable } from "@subdata/runtime";
 
 /** A merchant with one customer and one plan, fresh ids. */
 export async function createMerchant(db: Queryable, name: string): Promise<{ merchantId: string; customerId: string; planId: string }> {

@@ -1,7 +1,7 @@
-import { claimDueDeliveries } from "@subdata/webhook/delivery-claim-repository";
-import { ingestEvent } from "@subdata/webhook/delivery-repository";
-import { type FinishedAttempt, recordAttempts } from "@subdata/webhook/delivery-record-repository";
-import { renderEventBody } from "@subdata/webhook/event-body";
+import { claimDueDeliveries } from "@subdata/webhook/delivery/claim-repository";
+import { ingestEvent } from "@subdata/webhook/ingest/ingest-repository";
+import { type FinishedAttempt, recordAttempts } from "@subdata/webhook/delivery/record-repository";
+import { renderEventBody } from "@subdata/webhook/ingest/event-body";
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { attemptsOf, newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";

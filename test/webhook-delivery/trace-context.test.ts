@@ -116,7 +116,7 @@ describe("webhook trace context", () => {
     const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings([merchantId]), logger: h.logger, spans });
     pipeline.start();
     pipelines.push(pipeline);
-    // The relay as relay-main wires it, limited to this test's merchant.
+    // The relay as the relay's main.ts wires it, limited to this test's merchant.
     const relay = createRelay({
       repository: createOutboxRepository(h.pool, { merchantIds: [merchantId] }),
       publisher: createEventPublisher(h.nc, { stream: h.stream, subjectPrefix: h.subjectPrefix, replicas: 1 }),

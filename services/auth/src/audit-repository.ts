@@ -1,5 +1,4 @@
-import { unnestColumns } from "@subdata/runtime";
-import type { Queryable } from "./queryable.ts";
+import { type Queryable, unnestColumns } from "@subdata/runtime";
 
 /** One audit event to insert. Validated by the service: nothing here may make the batch fail. */
 export interface AuditRecord {

@@ -14,7 +14,7 @@ export { createLogger, redactedPaths, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";
 export { cursorToPosition, positionToCursor, splitPage, type KeysetCursor } from "./keyset.ts";
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, resolvePageSize } from "./page-size.ts";
-export { createPool, type Pool, type PoolClient, type PoolOptions } from "./pg.ts";
+export { createPool, type Pool, type PoolClient, type PoolOptions, type Queryable } from "./pg.ts";
 export { requireServiceCredential, sendServiceCredential } from "./service-credential.ts";
 export { createBackoff, sleep, type Backoff } from "./backoff.ts";
 export { handleShutdown, type ShutdownOptions } from "./shutdown.ts";

@@ -1,6 +1,6 @@
 import { env, loadConfig } from "@subdata/runtime";
 import { z } from "zod";
-import { deliveryPipelineConfigShape } from "./delivery-config.ts";
+import { deliveryPipelineConfigShape } from "./pipeline-config.ts";
 
 const BASE64_KEY = /^[A-Za-z0-9+/]+={0,2}$/;
 

@@ -1,7 +1,7 @@
 import { createBackoff, createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, sleep, startMetricsServer } from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
-import { registerConsumerMetrics } from "./consumer-metrics.ts";
-import { createDeliveryMetrics } from "./delivery-metrics.ts";
+import { registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
+import { createDeliveryMetrics } from "./delivery/delivery-metrics.ts";
 import { connectNats } from "@subdata/events";
 import { createDeliveryPipeline, type DeliveryPipeline, deliveryPipelineSettings } from "./pipeline.ts";
 import { createSecretBox } from "./secret-box.ts";

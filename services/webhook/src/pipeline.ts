@@ -1,12 +1,12 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger, Pool, SpanExporter } from "@subdata/runtime";
-import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./deliver-webhook.ts";
-import { type DeliveryPipelineSettings, formatDuration } from "./delivery-config.ts";
-import { type DeliveryWakeups, listenForDeliveries } from "./delivery-repository.ts";
-import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery-worker.ts";
-import { createEventConsumer } from "./event-consumer.ts";
-import { createEventIngester } from "./ingest-event.ts";
-import { createSafeHttpClient, type Resolver } from "./safe-http-client.ts";
+import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./delivery/deliver-webhook.ts";
+import { type DeliveryPipelineSettings, formatDuration } from "./pipeline-config.ts";
+import { type DeliveryWakeups, listenForDeliveries } from "./delivery/delivery-wakeups.ts";
+import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery/delivery-worker.ts";
+import { createEventConsumer } from "./ingest/event-consumer.ts";
+import { createEventIngester } from "./ingest/event-ingester.ts";
+import { createSafeHttpClient, type Resolver } from "./delivery/safe-http-client.ts";
 import type { SecretBox } from "./secret-box.ts";
 
 export {
@@ -14,8 +14,8 @@ export {
   deliveryPipelineSettings,
   type DeliveryPipelineConfig,
   type DeliveryPipelineSettings,
-} from "./delivery-config.ts";
-export { DELIVERY_CHANNEL } from "./delivery-repository.ts";
+} from "./pipeline-config.ts";
+export { DELIVERY_CHANNEL } from "./delivery/delivery-wakeups.ts";
 
 /**
  * The webhook delivery pipeline: the JetStream consumer that turns events into stored deliveries, and

@@ -1,8 +1,4 @@
-import { type KeysetCursor } from "@subdata/runtime";
-import type { Pool } from "@subdata/runtime";
-
-/** What repositories need from a pool. */
-export type Queryable = Pick<Pool, "query">;
+import type { KeysetCursor, Queryable } from "@subdata/runtime";
 
 export type EndpointStatusText = "ENABLED" | "DISABLED";
 

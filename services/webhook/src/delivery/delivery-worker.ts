@@ -2,12 +2,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { formatTraceparent, type Logger, type Pool, type SpanExporter } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
-import { type ClaimedDelivery, type ClaimResult, claimDueDeliveries } from "./delivery-claim-repository.ts";
-import type { DeliveryDecision } from "./delivery-record-repository.ts";
+import { type ClaimedDelivery, type ClaimResult, claimDueDeliveries } from "./claim-repository.ts";
+import type { DeliveryDecision } from "./record-repository.ts";
 import { attemptSpan, attemptTrace } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
 import { nextAttempt } from "./retry-schedule.ts";
-import type { SecretBox } from "./secret-box.ts";
+import type { SecretBox } from "../secret-box.ts";
 
 /**
  * Sends due deliveries, up to `concurrency` POSTs at once. One claim loop keeps the slots full: it

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import { deliveryPipelineConfigShape, deliveryPipelineSettings, formatDuration } from "./delivery-config.ts";
+import { deliveryPipelineConfigShape, deliveryPipelineSettings, formatDuration } from "./pipeline-config.ts";
 
 describe("deliveryPipelineConfigShape", () => {
   it("has production defaults", () => {

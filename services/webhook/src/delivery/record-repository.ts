@@ -1,5 +1,5 @@
 import { type Pool, type PoolClient, unnestColumns } from "@subdata/runtime";
-import type { ClaimedDelivery } from "./delivery-claim-repository.ts";
+import type { ClaimedDelivery } from "./claim-repository.ts";
 import type { AttemptResult } from "./deliver-webhook.ts";
 
 /**

@@ -18,7 +18,7 @@ import type { Pool } from "@subdata/runtime";
  *   makes every claim of every endpoint walk those rows. The head is locked FOR SHARE SKIP LOCKED while
  *   deferring: a head being recorded right now is skipped (its successor stays due), and a recorder
  *   that finishes a head waits for this statement, then releases the successor in a later statement
- *   (releaseNextHeads in delivery-record-repository.ts), so a deferral never outlives its head's
+ *   (releaseNextHeads in record-repository.ts), so a deferral never outlives its head's
  *   completion by more than the head's own next_attempt_at.
  */
 

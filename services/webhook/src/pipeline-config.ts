@@ -1,7 +1,7 @@
 import { eventStreamConfigShape } from "@subdata/events";
 import { env } from "@subdata/runtime";
 import { z } from "zod";
-import { DEFAULT_RETRY_SCHEDULE, parseDuration, parseRetrySchedule } from "./retry-schedule.ts";
+import { DEFAULT_RETRY_SCHEDULE, parseDuration, parseRetrySchedule } from "./delivery/retry-schedule.ts";
 
 /**
  * The environment of the delivery pipeline, as a loadConfig shape: config.ts spreads it into the

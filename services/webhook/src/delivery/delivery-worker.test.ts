@@ -1,7 +1,7 @@
 import { createLogger, type Pool } from "@subdata/runtime";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AttemptResult } from "./deliver-webhook.ts";
-import type { ClaimedDelivery, ClaimResult } from "./delivery-claim-repository.ts";
+import type { ClaimedDelivery, ClaimResult } from "./claim-repository.ts";
 import { createDeliveryWorker, decide } from "./delivery-worker.ts";
 
 const attempt = (status: number | null, errorClass: AttemptResult["errorClass"], retryAfterMs?: number): AttemptResult => ({

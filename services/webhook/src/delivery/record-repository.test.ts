@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AttemptResult } from "./deliver-webhook.ts";
-import type { ClaimedDelivery } from "./delivery-claim-repository.ts";
-import { type DeliveryDecision, failingSinceChanges, type FinishedAttempt } from "./delivery-record-repository.ts";
+import type { ClaimedDelivery } from "./claim-repository.ts";
+import { type DeliveryDecision, failingSinceChanges, type FinishedAttempt } from "./record-repository.ts";
 
 const finished = (endpointId: string, kind: DeliveryDecision["kind"]): FinishedAttempt => ({
   delivery: { endpointId } as ClaimedDelivery,

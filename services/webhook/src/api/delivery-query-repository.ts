@@ -1,5 +1,4 @@
-import { type KeysetCursor } from "@subdata/runtime";
-import type { Queryable } from "./endpoint-repository.ts";
+import type { KeysetCursor, Queryable } from "@subdata/runtime";
 
 export type DeliveryStatusText = "PENDING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
 

@@ -1,5 +1,5 @@
 import type { Logger, Pool } from "@subdata/runtime";
-import { type DisabledEndpoints, type FinishedAttempt, type RecordOptions, recordAttempts } from "./delivery-record-repository.ts";
+import { type DisabledEndpoints, type FinishedAttempt, type RecordOptions, recordAttempts } from "./record-repository.ts";
 
 /**
  * Group commit for finished attempts: `add` queues one and resolves once it is committed. A flush

@@ -2,7 +2,7 @@ import { lookup } from "node:dns/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetailSchema, ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
 import ipaddr from "ipaddr.js";
-import { addressRange, isPublicAddress } from "./address-policy.ts";
+import { addressRange, isPublicAddress } from "../address-policy.ts";
 
 /**
  * Checks an endpoint URL when it is created or changed, so a merchant learns at once that a target will

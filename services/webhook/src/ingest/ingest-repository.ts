@@ -1,19 +1,12 @@
-import { type Logger, type Pool, type PoolClient, unnestColumns } from "@subdata/runtime";
-import type { ClientBase } from "pg";
+import { type Queryable, unnestColumns } from "@subdata/runtime";
+import { DELIVERY_CHANNEL } from "../delivery/delivery-wakeups.ts";
 import type { RenderedEvent } from "./event-body.ts";
 
 /**
- * The SQL of webhook ingest and wake-ups (claims: delivery-claim-repository.ts; recording attempts:
- * delivery-record-repository.ts). Delivery is purely table-driven: a PENDING webhook_deliveries row whose
- * next_attempt_at has passed is delivered, whoever inserted it (the event consumer, ResendEvent,
- * ReplayEvents, SendTestEvent). Inserting one and sending NOTIFY on DELIVERY_CHANNEL wakes the workers
- * of every replica at once; otherwise they find it at their next poll.
+ * The SQL of webhook ingest: events and the deliveries they make. Delivery is purely table-driven (a
+ * PENDING webhook_deliveries row whose next_attempt_at has passed is delivered, whoever inserted it), so
+ * ingest only inserts rows and sends NOTIFY on DELIVERY_CHANNEL to wake the workers of every replica.
  */
-
-export const DELIVERY_CHANNEL = "subdata_webhook_delivery";
-
-/** A pool, or one connection (the ingest leader writes through the connection holding its lock). */
-export type Queryable = Pool | ClientBase;
 
 /**
  * Stores the event body and one delivery per enabled endpoint of the merchant that wants this type,
@@ -76,72 +69,4 @@ export async function ingestEvents(db: Queryable, events: readonly IngestedEvent
     ]),
   );
   return result.rows[0]?.created ?? 0;
-}
-
-export interface DeliveryWakeups {
-  close(): Promise<void>;
-}
-
-/**
- * LISTENs on DELIVERY_CHANNEL with one pooled connection and calls `onWake` per notification, so rows
- * inserted by any replica or by the RPC handlers are picked up at once. Reconnects after errors;
- * polling covers the gaps.
- */
-export function listenForDeliveries(pool: Pool, onWake: () => void, logger: Logger, retryMs = 2_000): DeliveryWakeups {
-  let closed = false;
-  let client: PoolClient | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
-
-  const connect = async () => {
-    try {
-      const next = await pool.connect();
-      if (closed) {
-        next.release();
-        return;
-      }
-      client = next;
-      next.on("notification", (message) => {
-        if (message.channel === DELIVERY_CHANNEL) onWake();
-      });
-      next.on("error", (error) => {
-        logger.warn({ err: error }, "delivery LISTEN connection failed; reconnecting");
-        if (client === next) client = undefined;
-        next.release(error);
-        scheduleRetry();
-      });
-      await next.query(`LISTEN ${DELIVERY_CHANNEL}`);
-      onWake();
-    } catch (error) {
-      logger.warn({ err: error }, "could not LISTEN for deliveries; retrying");
-      if (client) {
-        client.release(error as Error);
-        client = undefined;
-      }
-      scheduleRetry();
-    }
-  };
-  const scheduleRetry = () => {
-    if (closed || retryTimer) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      void connect();
-    }, retryMs);
-  };
-
-  void connect();
-  return {
-    async close() {
-      closed = true;
-      if (retryTimer) clearTimeout(retryTimer);
-      const current = client;
-      client = undefined;
-      if (!current) return;
-      try {
-        await current.query(`UNLISTEN ${DELIVERY_CHANNEL}`);
-        current.release();
-      } catch (error) {
-        current.release(error as Error);
-      }
-    },
-  };
 }

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { Agent, buildConnector } from "undici";
-import { addressRange, isPublicAddress } from "./address-policy.ts";
+import { addressRange, isPublicAddress } from "../address-policy.ts";
 
 /**
  * The HTTP client webhooks are POSTed with: an undici Agent (keep-alive pools per origin; global fetch

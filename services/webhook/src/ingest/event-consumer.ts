@@ -75,7 +75,7 @@ export interface EventConsumerOptions {
   /** SUBDATA_WEBHOOK_CONSUMER: the durable name, shared by every replica. */
   consumerName: string;
   ackWaitMs: number;
-  /** The ingester (ingest-event.ts): takes the ingest lock and stores batches. */
+  /** The ingester (event-ingester.ts): takes the ingest lock and stores batches. */
   handle: EventIngester;
   /** Most messages stored per transaction. Default 512; max_ack_pending is twice this. */
   batchSize?: number;

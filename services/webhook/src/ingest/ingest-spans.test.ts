@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ConsumedMessage } from "./event-consumer.ts";
-import { ingestSpans } from "./ingest-event.ts";
+import { ingestSpans } from "./event-ingester.ts";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PUBLISH_SPAN = "00f067aa0ba902b7";

@@ -1,4 +1,4 @@
-import type { SecretBox } from "./secret-box.ts";
+import type { SecretBox } from "../secret-box.ts";
 
 /**
  * An endpoint's signing secrets, opened once and reused: one AES-GCM open per delivery was measurable

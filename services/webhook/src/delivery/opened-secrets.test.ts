@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createOpenedSecrets } from "./opened-secrets.ts";
-import { createSecretBox, generateSigningSecret, type SecretBox } from "./secret-box.ts";
+import { createSecretBox, generateSigningSecret, type SecretBox } from "../secret-box.ts";
 
 function countingBox(): { box: SecretBox; opens: () => number } {
   const real = createSecretBox(Buffer.alloc(32, 7).toString("base64"));
