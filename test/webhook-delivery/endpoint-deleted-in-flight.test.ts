@@ -1,4 +1,4 @@
-import { claimDueDeliveries } from "@subdata/webhook/delivery/claim-repository";
+import { createClaimRepository } from "@subdata/webhook/delivery/claim-repository";
 import { ingestEvent } from "@subdata/webhook/ingest/ingest-repository";
 import { type FinishedAttempt, recordAttempts } from "@subdata/webhook/delivery/record-repository";
 import { renderEventBody } from "@subdata/webhook/ingest/event-body";
@@ -20,7 +20,7 @@ describe("an endpoint deleted while its attempts are recorded", () => {
     const doomed = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/doomed" });
     const kept = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/kept" });
     await ingestEvent(h.pool, renderEventBody(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 })));
-    const { claimed } = await claimDueDeliveries(h.pool, {
+    const { claimed } = await createClaimRepository(h.pool).claimDue({
       limit: 10,
       healthyCap: 10,
       failingCap: 1,
@@ -28,7 +28,6 @@ describe("an endpoint deleted while its attempts are recorded", () => {
       fullEndpointIds: [],
       leaseMs: 60_000,
       scanLimit: 64,
-      merchantIds: [merchantId],
     });
     expect(claimed.map((d) => d.endpointId).sort()).toEqual([doomed.id, kept.id].sort());
     const finished: FinishedAttempt[] = claimed.map((delivery) => ({

@@ -31,7 +31,7 @@ describe("the reference receiver (docs/examples/webhook-receiver.ts)", () => {
     origin = await waitFor("the receiver to listen", () => lines.map((line) => /^listening on (\S+)$/.exec(line)?.[1]).find(Boolean));
 
     const endpoint = await h.createEndpoint({ merchantId, url: `${origin}/webhooks`, secret });
-    h.startPipeline([merchantId]);
+    h.startPipeline();
     const subscriptionId = newSubscriptionId();
     const event = await h.publish({ merchantId, subscriptionId, version: 1 });
     await waitFor("the receiver to print the event", () => lines.includes(`subscription.created ${subscriptionId} version 1`));

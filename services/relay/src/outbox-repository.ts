@@ -20,14 +20,6 @@ export interface OutboxRepository {
   purgePublished(retentionDays: number, maxRows: number): Promise<number>;
 }
 
-export interface OutboxRepositoryOptions {
-  /**
-   * Only these merchants' events. Unset in production; tests that share one database with other
-   * suites set it so that their relay does not publish (and mark) everybody else's events.
-   */
-  merchantIds?: readonly string[];
-}
-
 // SKIP LOCKED lets several relays (and rounds) claim disjoint batches. A row whose subscription has an
 // earlier pending row outside this claim (locked by another relay or round) is left for later:
 // publishing it now could overtake that earlier event.
@@ -42,7 +34,6 @@ WITH claimed AS (
   SELECT id, seq, merchant_id, subscription_id, event_type, version, occurred_at, payload, attempts
     FROM event_outbox
    WHERE published_at IS NULL
-     AND ($2::text[] IS NULL OR merchant_id = ANY ($2::text[]))
    ORDER BY seq
    LIMIT $1
      FOR UPDATE SKIP LOCKED
@@ -71,15 +62,14 @@ UPDATE event_outbox o SET attempts = o.attempts + 1, last_error = left(f.error, 
   FROM unnest($1::text[], $2::text[]) AS f (id, error)
  WHERE o.id = f.id`;
 
-export function createOutboxRepository(pool: Pool, options: OutboxRepositoryOptions = {}): OutboxRepository {
-  const merchantIds = options.merchantIds ? [...options.merchantIds] : null;
+export function createOutboxRepository(pool: Pool): OutboxRepository {
   return {
     async withClaimedBatch(limit, handle) {
       const client = await pool.connect();
       let broken: unknown;
       try {
         await client.query("BEGIN");
-        const { rows } = await client.query<OutboxRow>(CLAIM, [limit, merchantIds]);
+        const { rows } = await client.query<OutboxRow>(CLAIM, [limit]);
         if (rows.length === 0) {
           await client.query("COMMIT");
           return { claimed: 0, outcome: { publishedIds: [], failures: [] } };

@@ -29,8 +29,6 @@ export interface RelayDeps {
    * parent of every delivery attempt's span. `subjectPrefix` names the subject in its attributes.
    */
   tracing?: RelayTracing | undefined;
-  /** Test seams for crash scenarios: throwing here aborts the batch after publishing, before marking. */
-  faults?: { beforeMark?: (publishedIds: readonly string[]) => void | Promise<void> };
 }
 
 export interface RelayTracing {
@@ -185,7 +183,6 @@ export function createRelay(deps: RelayDeps): Relay {
     const { claimed, outcome } = await repository.withClaimedBatch(batchSize, async (rows) => {
       const result = await publishBatch(rows, publisher, logger, deps.tracing);
       transient = result.failures.filter((failure) => failure.transient);
-      await deps.faults?.beforeMark?.(result.publishedIds);
       return result;
     });
     if (transient.length > 0) {

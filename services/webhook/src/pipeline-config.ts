@@ -69,13 +69,6 @@ export interface DeliveryPipelineSettings {
   ackWaitMs?: number;
   /** Redelivery delay of an event that could not be stored (database down). Default 5 s. */
   storeRetryMs?: number;
-  /** LISTEN for NOTIFY on subdata_webhook_delivery (holds one pool connection). Default true. */
-  listen?: boolean;
-  /**
-   * Deliver only these merchants' deliveries. For tests that share one database in parallel (each
-   * test's pipeline must not pick up another test's rows); production leaves it unset.
-   */
-  merchantIds?: readonly string[];
 }
 
 export function deliveryPipelineSettings(config: DeliveryPipelineConfig): DeliveryPipelineSettings {

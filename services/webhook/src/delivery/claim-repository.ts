@@ -1,4 +1,4 @@
-import type { Pool } from "@subdata/runtime";
+import type { Queryable } from "@subdata/runtime";
 
 /**
  * The claim: which due deliveries a worker sends next. Only the head of each (endpoint, subscription) —
@@ -56,8 +56,6 @@ export interface ClaimOptions {
   leaseMs: number;
   /** Due rows looked at per call (bounds the statement's work). */
   scanLimit: number;
-  /** Only these merchants (tests sharing a database); undefined means all. */
-  merchantIds?: readonly string[] | undefined;
 }
 
 export interface ClaimResult {
@@ -68,14 +66,22 @@ export interface ClaimResult {
   scanned: number;
 }
 
-export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Promise<ClaimResult> {
-  const result = await pool.query<ClaimRow>(
+export interface ClaimRepository {
+  /** Claims due heads within each endpoint's room and defers rows whose head is not due; one statement. */
+  claimDue(options: ClaimOptions): Promise<ClaimResult>;
+}
+
+export function createClaimRepository(db: Queryable): ClaimRepository {
+  return { claimDue: (options) => claimDue(db, options) };
+}
+
+async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResult> {
+  const result = await db.query<ClaimRow>(
     `WITH scan AS (
        SELECT d.id, d.endpoint_id, d.subscription_id
          FROM webhook_deliveries d
         WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
           AND d.endpoint_id <> ALL ($5::text[])
-          AND ($9::text[] IS NULL OR d.merchant_id = ANY ($9::text[]))
         ORDER BY d.next_attempt_at, d.id
         LIMIT $8
      ), judged AS (
@@ -153,7 +159,6 @@ export async function claimDueDeliveries(pool: Pool, options: ClaimOptions): Pro
       [...options.inFlight.keys()],
       [...options.inFlight.values()],
       options.scanLimit,
-      options.merchantIds ?? null,
     ],
   );
   const claimed: ClaimedDelivery[] = [];

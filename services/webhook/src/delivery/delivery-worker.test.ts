@@ -83,9 +83,11 @@ function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>) {
     retrySchedule: [0],
     disableAfterMs: 86_400_000,
     disableReason: "test",
-    claim: async (_pool, options) => {
-      claims.push([...options.fullEndpointIds]);
-      return answers.shift() ?? nothingDue;
+    claims: {
+      claimDue: async (options) => {
+        claims.push([...options.fullEndpointIds]);
+        return answers.shift() ?? nothingDue;
+      },
     },
     onAttempt: () => void recorded++,
   });

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { formatTraceparent, type Logger, type Pool, type SpanExporter } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
-import { type ClaimedDelivery, type ClaimResult, claimDueDeliveries } from "./claim-repository.ts";
+import type { ClaimedDelivery, ClaimRepository, ClaimResult } from "./claim-repository.ts";
 import type { DeliveryDecision } from "./record-repository.ts";
 import { attemptSpan, attemptTrace } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
@@ -37,7 +37,10 @@ import type { SecretBox } from "../secret-box.ts";
  */
 
 export interface DeliveryWorkerOptions {
+  /** Where attempts are recorded (the attempt recorder's transactions). */
   pool: Pool;
+  /** Which due deliveries to send next. */
+  claims: ClaimRepository;
   secretBox: SecretBox;
   sender: WebhookSender;
   logger: Logger;
@@ -53,11 +56,8 @@ export interface DeliveryWorkerOptions {
   disableAfterMs: number;
   disableReason: string;
   random?: () => number;
-  merchantIds?: readonly string[] | undefined;
   /** Set only when OTLP export is configured: each POST is then exported as a CLIENT span. */
   spans?: SpanExporter | undefined;
-  /** The claim statement; tests substitute a fake. */
-  claim?: typeof claimDueDeliveries;
   /** Called after each attempt was recorded (metrics). */
   onAttempt?: (report: { errorClass: string; latencyMicros: bigint; outcome: DeliveryDecision["kind"]; endpointDisabled: boolean }) => void;
 }
@@ -79,7 +79,6 @@ export function decide(attempt: AttemptResult, attemptNumber: number, schedule: 
 
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { logger } = options;
-  const claim = options.claim ?? claimDueDeliveries;
   const healthyCap = Math.max(1, options.perEndpointConcurrency);
   const failingCap = Math.max(1, Math.min(options.failingEndpointConcurrency, healthyCap));
   // Bounded work per claim statement; rows it skips are deferred, so later claims see fresh ones.
@@ -257,7 +256,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           claiming = thisClaim;
           let result: ClaimResult;
           try {
-            result = await claim(options.pool, {
+            result = await options.claims.claimDue({
               limit: free,
               healthyCap,
               failingCap,
@@ -265,7 +264,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
               fullEndpointIds: full,
               leaseMs: options.leaseMs,
               scanLimit: window,
-              merchantIds: options.merchantIds,
             });
           } finally {
             // In the claim's own continuation: a signal after this line is seen by the hold, not the claim.
