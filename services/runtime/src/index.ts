@@ -17,6 +17,7 @@ export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, resolvePageSize } from "./page-size.t
 export { createPool, type Pool, type PoolClient, type PoolOptions, type Queryable } from "./pg.ts";
 export { requireServiceCredential, sendServiceCredential } from "./service-credential.ts";
 export { createBackoff, sleep, type Backoff } from "./backoff.ts";
+export { isIdWithPrefix, newId } from "./ids.ts";
 export { handleShutdown, type ShutdownOptions } from "./shutdown.ts";
 export {
   dateToTimestamp,

@@ -11,11 +11,11 @@ import {
   UpdateEndpointResponseSchema,
   WebhookEndpointService,
 } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, requireNoNul, resolvePageSize, splitPage } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, newId, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, requireNoNul, resolvePageSize, splitPage } from "@subdata/runtime";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
 import { endpointMessage, endpointStatusToDb } from "./endpoint-message.ts";
 import type { EndpointChanges, EndpointRepository, EndpointRow } from "./endpoint-repository.ts";
-import { endpointDisabled, eventTypeNamesOf, newId, requireId } from "./request-fields.ts";
+import { endpointDisabled, eventTypeNamesOf, requireId } from "./request-fields.ts";
 import type { SecretBox } from "../secret-box.ts";
 import { generateSigningSecret } from "../secret-box.ts";
 import { buildTestEvent } from "./test-event.ts";
