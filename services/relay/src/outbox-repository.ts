@@ -26,9 +26,9 @@ export interface OutboxRepository {
 //
 // Those earlier rows are found with one range scan of the pending rows below the claim's highest seq
 // (the claim itself plus whatever others hold there), not with a probe per claimed row: statistics
-// taken while the outbox was drained (the normal state) say "one pending row", and the planner then
-// answered each probe by walking every pending row — claimed × pending rows, 10 s for 500 × 20,000,
-// past the statement timeout, so the relay stalled until the backlog shrank (it never did).
+// taken while the outbox is drained (the normal state) say "one pending row", and the planner then
+// answers each probe by walking every pending row — claimed × pending rows, 10 s for 500 × 20,000,
+// past the statement timeout, so the relay would stall behind any backlog.
 const CLAIM = `
 WITH claimed AS (
   SELECT id, seq, merchant_id, subscription_id, event_type, version, occurred_at, payload, attempts

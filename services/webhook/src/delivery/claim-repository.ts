@@ -107,8 +107,8 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
        -- Here and below, rows already found are fetched by primary key (= ANY (ARRAY(…))) and re-checked
        -- as "status::text = 'PENDING'" and "now() - next_attempt_at >= 0": neither lets the planner use
        -- the partial (status = 'PENDING') indexes or a time range, so whatever the statistics say (a
-       -- table analyzed while empty looks like one row) it cannot walk every pending row instead — it
-       -- did, taking seconds per claim.
+       -- table analyzed while empty looks like one row) it cannot walk every pending row instead, which
+       -- takes seconds per claim.
        SELECT d.id
          FROM webhook_deliveries d
         WHERE d.id = ANY (ARRAY(SELECT ranked.id FROM ranked WHERE ranked.rank <= ranked.room))
