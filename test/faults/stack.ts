@@ -34,7 +34,7 @@ export interface FaultStack {
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Fast retries so receiver scenarios settle in seconds; the shape (immediate, then growing) is the production one. */
-export const FAULT_RETRY_SCHEDULE = "0s,250ms,500ms,1s,2s,3s,4s,5s,5s,5s";
+const FAULT_RETRY_SCHEDULE = "0s,250ms,500ms,1s,2s,3s,4s,5s,5s,5s";
 
 export async function startFaultStack(): Promise<FaultStack> {
   const ports = {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { migrate } from "@subdata/db";
-import { createSecretBox, generateSigningSecret } from "@subdata/webhook/secret-box";
+import { createSecretBox, generateSigningSecret } from "@subdata/webhook";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";

@@ -99,7 +99,7 @@ export async function deleteStream(nc: NatsConnection, stream: string): Promise<
   await jsm.streams.delete(stream).catch(() => false);
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as net.AddressInfo;

@@ -19,7 +19,7 @@ export interface TestDatabase {
 }
 
 /** The same server and credentials, another database. */
-export function withDatabase(url: string, database: string): string {
+function withDatabase(url: string, database: string): string {
   const copy = new URL(url);
   copy.pathname = `/${database}`;
   return copy.toString();

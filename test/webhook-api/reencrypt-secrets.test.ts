@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { migrate } from "@subdata/db";
-import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook/secret-box";
+import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { json, runCli } from "../cli/run-cli.ts";

@@ -1,4 +1,4 @@
-import { deliveryPipelineConfigShape } from "@subdata/webhook/pipeline";
+import { deliveryPipelineConfigShape } from "@subdata/webhook";
 import { describe, expect, it } from "vitest";
 import { type Harness, waitFor } from "./support/harness.ts";
 import { percentile, useMeasurement } from "./support/measurement.ts";

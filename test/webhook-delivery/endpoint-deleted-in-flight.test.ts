@@ -1,7 +1,7 @@
-import { createClaimRepository } from "@subdata/webhook/delivery/claim-repository";
-import { ingestEvent } from "@subdata/webhook/ingest/ingest-repository";
-import { type FinishedAttempt, recordAttempts } from "@subdata/webhook/delivery/record-repository";
-import { renderEventBody } from "@subdata/webhook/ingest/event-body";
+import { createClaimRepository } from "../../services/webhook/src/delivery/claim-repository.ts";
+import { ingestEvent } from "../../services/webhook/src/ingest/ingest-repository.ts";
+import { type FinishedAttempt, recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
+import { renderEventBody } from "../../services/webhook/src/ingest/event-body.ts";
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { attemptsOf, newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";

@@ -1,6 +1,6 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { createEventConsumer, type EventIngester, type IngestSession, type MessageDisposition } from "@subdata/webhook/ingest/event-consumer";
+import { createEventConsumer, type EventIngester, type IngestSession, type MessageDisposition } from "../../services/webhook/src/ingest/event-consumer.ts";
 import { connectNats } from "@subdata/events";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startFaultProxy, type FaultProxy } from "../faults/fault-proxy.ts";

@@ -5,7 +5,7 @@ import {
   type EventIngester,
   type IngestSession,
   type MessageDisposition,
-} from "@subdata/webhook/ingest/event-consumer";
+} from "../../services/webhook/src/ingest/event-consumer.ts";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { newSubscriptionId, waitFor } from "./support/harness.ts";

@@ -21,7 +21,7 @@ describe("the reference receiver (docs/examples/webhook-receiver.ts)", () => {
 
   it("verifies a real delivery, ignores a repeat of it, and rejects a bad signature with 400", async () => {
     const merchantId = await h.fixtures.merchant();
-    const { generateSigningSecret } = await import("@subdata/webhook/secret-box");
+    const { generateSigningSecret } = await import("@subdata/webhook");
     const secret = generateSigningSecret();
     receiver = spawn(process.execPath, ["--import", "tsx", script], {
       env: { ...process.env, WEBHOOK_SECRET: secret, PORT: "0", HOST: "127.0.0.1" },

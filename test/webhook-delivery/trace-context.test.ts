@@ -1,7 +1,6 @@
-import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { createCapturedLogger, createCapturedSpans } from "@subdata/runtime/test-support";
 import { parseTraceparent } from "@subdata/runtime";
-import { createCapturedSpans } from "@subdata/runtime/test-support/captured-spans";
-import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook/pipeline";
+import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook";
 import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/relay";
 import { afterEach, describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";

@@ -21,7 +21,7 @@ export interface AuditServiceDeps {
 }
 
 /** Reads per RecordReads call at most (the gateway sends what arrived during one round trip). */
-export const MAX_READS_PER_CALL = 1_000;
+const MAX_READS_PER_CALL = 1_000;
 
 const LIST_METHOD = `${AuditService.typeName}/ListAuditEvents`;
 

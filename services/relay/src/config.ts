@@ -29,8 +29,6 @@ export const relayConfigShape = {
   SUBDATA_RELAY_RETENTION_DAYS: env.positiveInt(7),
 } as const;
 
-export type RelayConfig = ReturnType<typeof loadRelayConfig>;
-
 export function loadRelayConfig(source: NodeJS.ProcessEnv) {
   return loadConfig(relayConfigShape, source);
 }

@@ -31,14 +31,14 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * dropping the oldest events. The dedupe window (2 h) is far above the relay's retry horizon for a
  * claimed-but-unmarked row (seconds); it must stay ≤ max_age.
  */
-export const eventStreamLimits = {
+const eventStreamLimits = {
   maxAgeMs: 7 * DAY_MS,
   duplicateWindowMs: 2 * 60 * 60 * 1000,
   maxBytes: -1,
   maxMsgSize: 1024 * 1024,
 } as const;
 
-export function eventStreamConfig(settings: EventStreamSettings): StreamConfig {
+function eventStreamConfig(settings: EventStreamSettings): StreamConfig {
   return {
     name: settings.stream,
     description: "subdata subscription change events, published by the outbox relay",

@@ -2,13 +2,9 @@
 export {
   createEventPublisher,
   ensureEventStream,
-  eventStreamConfig,
-  eventStreamLimits,
-  type EventPublisher,
   type EventStreamSettings,
 } from "./event-stream.ts";
-export { changedFieldPaths, outboxRowToEvent, type OutboxRow } from "./outbox-event.ts";
-export { createOutboxListener, OUTBOX_CHANNEL } from "./outbox-listener.ts";
+export { createOutboxListener } from "./outbox-listener.ts";
 export { createOutboxRepository, type OutboxRepository } from "./outbox-repository.ts";
-export { createRelay, type Relay, type RelayDeps, type RoundResult } from "./relay.ts";
-export { loadRelayConfig, relayConfigShape, type RelayConfig } from "./config.ts";
+export { createRelay, type Relay } from "./relay.ts";
+export { relayConfigShape } from "./config.ts";

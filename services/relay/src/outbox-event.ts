@@ -90,7 +90,7 @@ function enumValue<E extends Record<string, string | number>>(values: E, name: s
   return value as E[keyof E];
 }
 
-export function snapshotToSubscription(snapshot: SubscriptionSnapshot): Subscription {
+function snapshotToSubscription(snapshot: SubscriptionSnapshot): Subscription {
   return create(SubscriptionSchema, {
     id: snapshot.id,
     merchantId: snapshot.merchant_id,

@@ -1,7 +1,7 @@
 import { createBackoff, type Logger, sleep } from "@subdata/runtime";
 import pg from "pg";
 
-export const OUTBOX_CHANNEL = "subdata_outbox";
+const OUTBOX_CHANNEL = "subdata_outbox";
 
 export interface OutboxListener {
   /** Connects and keeps listening (reconnecting with backoff) until close(). */

@@ -1,5 +1,5 @@
 import { createLogger, parseTraceparent, type SpanExporter } from "@subdata/runtime";
-import { createCapturedSpans } from "@subdata/runtime/test-support/captured-spans";
+import { createCapturedSpans } from "@subdata/runtime/test-support";
 import { describe, expect, it } from "vitest";
 import type { EventPublisher } from "./event-stream.ts";
 import type { OutboxRow } from "./outbox-event.ts";

@@ -47,8 +47,6 @@ export const webhookConfigShape = {
   SUBDATA_WEBHOOK_ALLOW_PRIVATE: env.boolean(false),
 };
 
-export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
-
 /** Throws a ConfigError naming every bad variable (never their values). */
 export function loadWebhookConfig(environment: NodeJS.ProcessEnv) {
   return loadConfig(webhookConfigShape, environment);

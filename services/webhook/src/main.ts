@@ -3,7 +3,8 @@ import { loadWebhookConfig } from "./config.ts";
 import { registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
 import { createDeliveryMetrics } from "./delivery/delivery-metrics.ts";
 import { connectNats } from "@subdata/events";
-import { createDeliveryPipeline, type DeliveryPipeline, deliveryPipelineSettings } from "./pipeline.ts";
+import { createDeliveryPipeline, type DeliveryPipeline } from "./pipeline.ts";
+import { deliveryPipelineSettings } from "./pipeline-config.ts";
 import { createSecretBox } from "./secret-box.ts";
 import { createWebhookServer } from "./server.ts";
 

@@ -10,14 +10,6 @@ import { createEventIngester } from "./ingest/event-ingester.ts";
 import { createSafeHttpClient, type Resolver } from "./delivery/safe-http-client.ts";
 import type { SecretBox } from "./secret-box.ts";
 
-export {
-  deliveryPipelineConfigShape,
-  deliveryPipelineSettings,
-  type DeliveryPipelineConfig,
-  type DeliveryPipelineSettings,
-} from "./pipeline-config.ts";
-export { DELIVERY_CHANNEL } from "./delivery/delivery-wakeups.ts";
-
 /**
  * The webhook delivery pipeline: the JetStream consumer that turns events into stored deliveries, and
  * the workers that send due deliveries. main.ts creates it once, starts it, and stops it on SIGTERM

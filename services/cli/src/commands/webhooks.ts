@@ -8,8 +8,7 @@ import { WebhookDeliveryService } from "@subdata/proto/subdata/webhook/v1/delive
 import { type Endpoint, EndpointStatus } from "@subdata/proto/subdata/webhook/v1/endpoint_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
 import { ConfigError, createServiceTransport, loadConfig, timestampToRfc3339Millis } from "@subdata/runtime";
-import { webhookConfigShape } from "@subdata/webhook/config";
-import { createSecretBox } from "@subdata/webhook/secret-box";
+import { createSecretBox, webhookConfigShape } from "@subdata/webhook";
 import type { CliContext, RegisterCommands } from "../cli-context.ts";
 import { CliError, configError } from "../cli-error.ts";
 import { databaseUrlSetting, withDatabase } from "../database.ts";

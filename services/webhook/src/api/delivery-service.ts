@@ -27,8 +27,8 @@ export interface DeliveryServiceDeps {
 const LIST_DELIVERIES = `${WebhookDeliveryService.typeName}/ListDeliveries`;
 const LIST_ATTEMPTS = `${WebhookDeliveryService.typeName}/ListAttempts`;
 /** ReplayEvents bounds: one call covers at most 31 days and schedules at most 10,000 events. */
-export const MAX_REPLAY_RANGE_MS = 31 * 86_400_000;
-export const MAX_REPLAY_EVENTS = 10_000;
+const MAX_REPLAY_RANGE_MS = 31 * 86_400_000;
+const MAX_REPLAY_EVENTS = 10_000;
 
 /** subdata.webhook.v1.WebhookDeliveryService: what was delivered, and delivering again. */
 export function createDeliveryService(deps: DeliveryServiceDeps): ServiceImpl<typeof WebhookDeliveryService> {

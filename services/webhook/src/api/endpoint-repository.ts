@@ -50,7 +50,7 @@ export interface EndpointRepository {
   rotateSecret(merchantId: string, id: string, secretCiphertext: Buffer, graceMicros: bigint): Promise<EndpointRow | undefined>;
 }
 
-export const DISABLED_BY_MERCHANT = "disabled by the merchant";
+const DISABLED_BY_MERCHANT = "disabled by the merchant";
 
 // Timestamps as the exact text a UTC session prints (the pool keeps timestamptz as text).
 const COLUMNS = `id, merchant_id, url, description, event_types, status, disabled_reason,

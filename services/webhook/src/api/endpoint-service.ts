@@ -16,8 +16,7 @@ import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.
 import { endpointMessage, endpointStatusToDb } from "./endpoint-message.ts";
 import type { EndpointChanges, EndpointRepository, EndpointRow } from "./endpoint-repository.ts";
 import { endpointDisabled, eventTypeNamesOf, requireId } from "./request-fields.ts";
-import type { SecretBox } from "../secret-box.ts";
-import { generateSigningSecret } from "../secret-box.ts";
+import { generateSigningSecret, type SecretBox } from "../secret-box.ts";
 import { buildTestEvent } from "./test-event.ts";
 import type { UrlPolicy } from "./url-policy.ts";
 

@@ -5,8 +5,8 @@ import { PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/p
 import { dateToTimestamp, previousAttributes, renderSubscription } from "@subdata/runtime";
 import { TEST_SUBSCRIPTION_PREFIX } from "./delivery-schedule-repository.ts";
 
-export const TEST_EVENT_TYPE = "subscription.updated";
-export const TEST_EVENT_VERSION = 2n;
+const TEST_EVENT_TYPE = "subscription.updated";
+const TEST_EVENT_VERSION = 2n;
 
 export interface TestEvent {
   subscriptionId: string;

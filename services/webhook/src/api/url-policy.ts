@@ -23,7 +23,7 @@ export interface UrlPolicyOptions {
   resolveHost?: ResolveHost;
 }
 
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 const resolveWithDns: ResolveHost = async (hostname) => {
   const addresses = await lookup(hostname, { all: true, verbatim: true });
@@ -31,7 +31,7 @@ const resolveWithDns: ResolveHost = async (hostname) => {
 };
 
 /** The error every refusal uses: a stable reason plus the field at fault. */
-export function urlRefused(field: string, description: string): ConnectError {
+function urlRefused(field: string, description: string): ConnectError {
   return new ConnectError(`${field}: ${description}`, Code.InvalidArgument, undefined, [
     { desc: ErrorDetailSchema, value: { reason: ErrorReason.URL_REFUSED, fieldViolations: [{ field, description }] } },
   ]);

@@ -13,7 +13,7 @@ export type AttemptErrorClass = "NONE" | "HTTP_STATUS" | TransportErrorClass;
 /** The first 20 KB of a response body are kept in the attempt log. */
 export const RESPONSE_BODY_LOG_BYTES = 20 * 1024;
 
-export const USER_AGENT = "subdata-webhooks/1.0 (+https://www.standardwebhooks.com/)";
+const USER_AGENT = "subdata-webhooks/1.0 (+https://www.standardwebhooks.com/)";
 
 export interface WebhookMessage {
   /** evt_…: the webhook-id, the same on every retry, resend and replay. */

@@ -31,7 +31,7 @@ export interface RecordOptions {
   disableReason: string;
 }
 
-export const GONE_REASON = "receiver answered 410 Gone";
+const GONE_REASON = "receiver answered 410 Gone";
 
 /** Endpoint id → the reason it was disabled by this batch. */
 export type DisabledEndpoints = Map<string, string>;

@@ -9,7 +9,7 @@ export const DEFAULT_RETRY_SCHEDULE = "0s,5s,5m,30m,2h,5h,10h,14h,20h,24h";
 /** A receiver's Retry-After never pushes an attempt further out than this. */
 export const RETRY_AFTER_MAX_MS = 24 * 60 * 60 * 1000;
 
-export const JITTER_RATIO = 0.2;
+const JITTER_RATIO = 0.2;
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

@@ -88,7 +88,7 @@ export interface EventConsumer {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_INGEST_BATCH_SIZE = 512;
+const DEFAULT_INGEST_BATCH_SIZE = 512;
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 /** Used only if a store throws despite its contract. */
