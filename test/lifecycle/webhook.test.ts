@@ -8,7 +8,8 @@ import { createFixtures } from "../support/fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
 import { type Receiver, startReceiver } from "../webhook-delivery/support/receiver.ts";
 import { type CollectedSpan, startCollector } from "./support/otlp-collector.ts";
-import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { listeningPorts, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
 
 /**
  * The event path as real processes: subscriptions written to Postgres → outbox → relay → JetStream →
@@ -64,7 +65,7 @@ describe("webhook service lifecycle mid-burst", () => {
     const relay = startProcess("relay", "services/relay/src/main.ts", { ...common, SUBDATA_RELAY_HEALTH_PORT: "0" });
     processes.push(relay);
     const relayPort = Number((await relay.waitForLine((line) => line.msg === "relay health endpoint listening", "relay health port")).port);
-    await pollUntil("the relay to be ready (stream created)", async () => (await fetch(`http://127.0.0.1:${relayPort}/readyz`)).status === 200);
+    await waitFor("the relay to be ready (stream created)", async () => (await fetch(`http://127.0.0.1:${relayPort}/readyz`)).status === 200);
 
     // A slow receiver: every POST is answered after a while, so deliveries are in flight at SIGTERM.
     let inFlight = 0;
@@ -105,7 +106,7 @@ describe("webhook service lifecycle mid-burst", () => {
     expect(events.rows).toHaveLength(burst);
     const eventIds = events.rows.map((row) => row.id);
 
-    await pollUntil("the burst to be mid-delivery", () => receiver!.requests.length >= 3 && inFlight > 0);
+    await waitFor("the burst to be mid-delivery", () => receiver!.requests.length >= 3 && inFlight > 0);
     first.child.kill("SIGTERM");
     expect(await first.exited).toEqual({ code: 0, signal: null });
     expect(first.lines.some((line) => line.msg === "stopped")).toBe(true);
@@ -123,7 +124,7 @@ describe("webhook service lifecycle mid-burst", () => {
     const second = startProcess("webhook", "services/webhook/src/main.ts", webhookEnv);
     processes.push(second);
     const secondPorts = await listeningPorts(second);
-    await pollUntil(
+    await waitFor(
       "every delivery to succeed",
       async () => {
         const done = await admin.query<{ count: number }>(
