@@ -10,15 +10,15 @@ import { problemCatalogue } from "./problem.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
-export const subscriptionStatuses = ["ACTIVE", "TRIALING", "PAST_DUE", "PAUSED", "CANCELLED", "EXPIRED"] as const;
-export const chargeStatuses = ["PENDING", "SUCCEEDED", "FAILED", "SKIPPED", "REFUNDED", "PARTIALLY_REFUNDED"] as const;
-export const orderStatuses = ["PAID", "FULFILLED", "CANCELLED", "REFUNDED"] as const;
-export const planIntervals = ["DAY", "WEEK", "MONTH", "YEAR"] as const;
+const subscriptionStatuses = ["ACTIVE", "TRIALING", "PAST_DUE", "PAUSED", "CANCELLED", "EXPIRED"] as const;
+const chargeStatuses = ["PENDING", "SUCCEEDED", "FAILED", "SKIPPED", "REFUNDED", "PARTIALLY_REFUNDED"] as const;
+const orderStatuses = ["PAID", "FULFILLED", "CANCELLED", "REFUNDED"] as const;
+const planIntervals = ["DAY", "WEEK", "MONTH", "YEAR"] as const;
 
 /** Ids the gateway accepts before asking upstream; the query service makes nothing else. */
 export const subscriptionIdPattern = "^sub_[A-Za-z0-9]{1,64}$";
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 200;
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
 
 const time = { type: ["string", "null"], format: "date-time", description: "RFC 3339 UTC with milliseconds." };
 const requiredTime = { type: "string", format: "date-time", description: "RFC 3339 UTC with milliseconds." };
@@ -34,7 +34,7 @@ function object(properties: Record<string, JsonSchema>, description?: string): J
   };
 }
 
-export const moneySchema = object(
+const moneySchema = object(
   {
     amount: {
       type: "string",
@@ -47,9 +47,9 @@ export const moneySchema = object(
   "An amount of money; never a float, never without its currency.",
 );
 
-export const customerSchema = object({ id: { type: "string" }, email: { type: "string" }, name: { type: "string" } });
+const customerSchema = object({ id: { type: "string" }, email: { type: "string" }, name: { type: "string" } });
 
-export const planSchema = object({
+const planSchema = object({
   id: { type: "string" },
   name: { type: "string" },
   interval: { type: "string", enum: [...planIntervals] },
@@ -76,9 +76,9 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   version: { type: "integer", description: "Increases by one on every change; webhooks carry it as their sequence." },
 };
 
-export const subscriptionSchema = object(subscriptionProperties, "A customer's recurring purchase of a plan.");
+const subscriptionSchema = object(subscriptionProperties, "A customer's recurring purchase of a plan.");
 
-export const chargeSchema = object(
+const chargeSchema = object(
   {
     id: { type: "string" },
     object: { const: "charge", type: "string" },
@@ -100,7 +100,7 @@ export const subscriptionWithChargesSchema = object(
   "A subscription with every charge it has, oldest first.",
 );
 
-export const lineItemSchema = object({
+const lineItemSchema = object({
   sku: { type: "string" },
   title: { type: "string" },
   quantity: { type: "integer" },
@@ -108,7 +108,7 @@ export const lineItemSchema = object({
   total: moneySchema,
 });
 
-export const orderSchema = object(
+const orderSchema = object(
   {
     id: { type: "string" },
     object: { const: "order", type: "string" },
@@ -143,7 +143,7 @@ function listOf(item: JsonSchema, description: string): JsonSchema {
 export const subscriptionListSchema = listOf(subscriptionSchema, "One page of subscriptions, (created_at, id) ascending.");
 export const orderListSchema = listOf(orderSchema, "One page of orders, (created_at, id) ascending.");
 
-export const paramErrorSchema = object({
+const paramErrorSchema = object({
   param: { type: "string", description: "The public parameter name." },
   code: {
     type: "string",

@@ -11,7 +11,7 @@ import { limitConcurrency } from "./upstream-limit.ts";
  * Query calls in flight at once (the rest queue in the gateway). The query service reads through a
  * pool of 4 connections; a few more keep it busy while pages travel and are rendered.
  */
-export const DEFAULT_QUERY_CONCURRENCY = 16;
+const DEFAULT_QUERY_CONCURRENCY = 16;
 
 /** The four upstream clients over two reused HTTP/2 sessions (query; auth + audit). */
 export interface UpstreamClients {

@@ -34,7 +34,7 @@ describe("the process table", () => {
       { name: "query", entry: "services/query/src/main.ts", port: 8091 },
       { name: "auth", entry: "services/auth/src/main.ts", port: 8092 },
       { name: "webhook", entry: "services/webhook/src/main.ts", port: 8093 },
-      { name: "relay", entry: "services/webhook/src/relay-main.ts", port: 8094 },
+      { name: "relay", entry: "services/relay/src/main.ts", port: 8094 },
       { name: "gateway", entry: "gateway/src/main.ts", port: 8080 },
     ]);
   });

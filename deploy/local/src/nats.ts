@@ -5,7 +5,7 @@ import { connect as connectNats, RequestError } from "@nats-io/transport-node";
 import { spawnManaged, type ManagedProcess } from "./managed-process.ts";
 
 /** True when a NATS server answers at `url`: it greets every TCP client with an `INFO {…}` line. */
-export function natsAnswers(url: string, timeoutMs = 2_000): Promise<boolean> {
+function natsAnswers(url: string, timeoutMs = 2_000): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket = connect({ host: hostname.replace(/^\[|\]$/g, ""), port: Number(port || 4222) });
@@ -26,7 +26,7 @@ export function natsAnswers(url: string, timeoutMs = 2_000): Promise<boolean> {
 }
 
 /** nats-server on PATH, else in the sbin folders distribution packages use (often not on a user's PATH). */
-export function findNatsServer(path = process.env.PATH ?? ""): string | undefined {
+function findNatsServer(path = process.env.PATH ?? ""): string | undefined {
   const folders = [...path.split(delimiter).filter(Boolean), "/usr/sbin", "/usr/local/sbin", "/usr/local/bin", "/usr/bin"];
   return folders.map((folder) => join(folder, "nats-server")).find((candidate) => existsSync(candidate));
 }

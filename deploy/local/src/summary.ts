@@ -2,10 +2,10 @@ import { join, relative } from "node:path";
 import type { NatsSetup } from "./nats.ts";
 import type { RunningService, SkippedService } from "./processes.ts";
 
-export const READY_LINE = "subdata is ready";
+const READY_LINE = "subdata is ready";
 
 /** A connection string without its password, for display. */
-export function withoutPassword(url: string): string {
+function withoutPassword(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = "";
   return parsed.toString();

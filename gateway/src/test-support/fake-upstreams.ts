@@ -225,4 +225,4 @@ export function createFakeUpstreams(): FakeUpstreams {
   return fake;
 }
 
-export { ConnectError, Code };
+export { ConnectError };

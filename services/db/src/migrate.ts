@@ -6,7 +6,7 @@ import { runner } from "node-pg-migrate";
  * production bundle keeps this relative path true: this code runs from dist/bin/subdata.mjs there, and
  * the build copies the migrations to dist/migrations (deploy/build/bundle.ts).
  */
-export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.url));
+const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.url));
 
 export interface MigrateOptions {
   /** A connection string for a user that owns the schema (not a service role). */

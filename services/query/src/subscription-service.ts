@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, resolvePageSize, splitPage } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, isIdWithPrefix, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, resolvePageSize, splitPage } from "@subdata/runtime";
 import {
   GetSubscriptionResponseSchema,
   ListSubscriptionsResponseSchema,
@@ -8,7 +8,6 @@ import {
 } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { subscriptionStatusToDb } from "./db-enums.ts";
 import { jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
-import { isIdWithPrefix } from "./request-fields.ts";
 import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";
 import type { SubscriptionRepository } from "./subscription-repository.ts";
 

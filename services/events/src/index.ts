@@ -1,0 +1,2 @@
+export { eventTypeName, eventTypeNames, eventTypeOf } from "./event-types.ts";
+export { connectNats, eventStreamConfigShape, subscriptionEventFilter, subscriptionEventSubject } from "./event-stream.ts";
