@@ -10,7 +10,8 @@ import type { TestProject } from "vitest/node";
  * - DATABASE_URL / NATS_URL from the environment, defaulting to the local services on this machine
  *   kind (Postgres 127.0.0.1:5432 as postgres, NATS 127.0.0.1:4222 with JetStream);
  * - testcontainers (postgres:15, nats:2.9 -js) when neither variable is set and a Docker engine answers.
- * Either way the run gets a fresh database (migrated) and a run id that tests use to name fresh
+ * Either way the run gets a fresh database (migrated), a migrated template that tests copy when they need
+ * a database of their own (test/support/test-database.ts), and a run id that tests use to name fresh
  * JetStream streams, because the local services persist between runs.
  */
 
@@ -20,6 +21,8 @@ declare module "vitest" {
     adminDatabaseUrl: string;
     /** Each service role's connection to the same database. */
     roleDatabaseUrls: Record<keyof typeof serviceRoles, string>;
+    /** A migrated database nobody connects to: CREATE DATABASE … TEMPLATE copies it. */
+    templateDatabaseName: string;
     natsUrl: string;
     /** Unique per run: prefix stream, consumer and subject names with it. */
     runId: string;
@@ -68,6 +71,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   const runId = `t${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const databaseName = `subdata_test_${runId}`;
+  const templateName = `${databaseName}_template`;
   const admin = new pg.Client({ connectionString: serverUrl });
   try {
     await admin.connect();
@@ -77,11 +81,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
         `start the local server, or run a Docker engine for testcontainers): ${(error as Error).message}`,
     );
   }
-  await admin.query(`CREATE DATABASE ${databaseName}`);
+  await admin.query(`CREATE DATABASE ${templateName}`);
+  const templateUrl = new URL(serverUrl);
+  templateUrl.pathname = `/${templateName}`;
+  await migrate({ databaseUrl: templateUrl.toString() });
+  await copyWhenClosed(admin, templateName, databaseName);
   const adminUrl = new URL(serverUrl);
   adminUrl.pathname = `/${databaseName}`;
   const adminDatabaseUrl = adminUrl.toString();
-  await migrate({ databaseUrl: adminDatabaseUrl });
   for (const role of Object.values(serviceRoles)) {
     const exists = await admin.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [role]);
     if (exists.rowCount) await admin.query(`ALTER ROLE ${role} PASSWORD '${rolePassword}'`);
@@ -93,14 +100,30 @@ export default async function setup(project: TestProject): Promise<() => Promise
     auth: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.auth, rolePassword),
     webhook: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.webhook, rolePassword),
   });
+  project.provide("templateDatabaseName", templateName);
   project.provide("natsUrl", natsUrl);
   project.provide("runId", runId);
 
   return async () => {
     if (!process.env.SUBDATA_KEEP_TEST_DATABASE) {
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+      // The run's database, the template, and any database of a test that did not drop its own.
+      const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [databaseName]);
+      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     }
     await admin.end();
     for (const step of teardown) await step();
   };
+}
+
+/** CREATE DATABASE … TEMPLATE refuses while a session on the template is still closing (migrate's own). */
+async function copyWhenClosed(admin: pg.Client, template: string, name: string): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "55006" || tries >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }

@@ -3,10 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { subscriptionStatusToDb } from "@subdata/query/db-enums";
-import { orderMessage } from "@subdata/query/order-message";
-import { createOrderRepository, createSubscriptionRepository } from "@subdata/query";
-import { chargeMessage, subscriptionMessage } from "@subdata/query/subscription-message";
+import { chargeMessage, createOrderRepository, createSubscriptionRepository, orderMessage, subscriptionMessage, subscriptionStatusToDb } from "@subdata/query";
 import {
   createPageTokenCodec,
   cursorToPosition,

@@ -29,12 +29,12 @@ export interface Dataset {
 const SPEC_VERSION = 1;
 const SEED_NOW_MICROS = Date.UTC(2026, 10, 1) * 1000;
 
-export function merchantId(index: number): string {
+function merchantId(index: number): string {
   return `mer_bench${String(index).padStart(3, "0")}`;
 }
 
 /** How many subscriptions merchant `index` gets; the shares add up to `spec.subscriptions` exactly. */
-export function merchantShares(spec: DatasetSpec): number[] {
+function merchantShares(spec: DatasetSpec): number[] {
   if (spec.merchants < 3) throw new Error("the bench needs at least 3 merchants");
   const big = Math.floor(spec.subscriptions * 0.3);
   const hooks = Math.floor(spec.subscriptions * 0.05);

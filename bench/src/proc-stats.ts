@@ -84,7 +84,6 @@ function statusField(pid: number, field: "VmHWM" | "VmRSS"): number | undefined 
 
 /** Peak resident set size in MB since start or since the last resetPeakRss. */
 export const peakRssMb = (pid: number) => statusField(pid, "VmHWM");
-export const rssMb = (pid: number) => statusField(pid, "VmRSS");
 
 /** Resets VmHWM to the current RSS (Linux ≥ 4.0), so the next peak belongs to the next scenario. */
 export function resetPeakRss(pid: number): void {

@@ -21,7 +21,7 @@ export interface ProfileSummary {
 }
 
 /** Groups a script URL into what a reader acts on: a package, a workspace file, or Node itself. */
-export function moduleOf(url: string, functionName: string): string {
+function moduleOf(url: string, functionName: string): string {
   if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
   const packageMatch = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (packageMatch) return packageMatch[1] as string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type BenchReport, renderTables } from "./report.ts";
 import type { WebhookResult } from "./webhook-bench.ts";
 
-/** A webhooks-only report as runs before session 5 wrote it: no host probe, no NATS, receiver or busy cores. */
+/** A webhooks-only report in the older format: no host probe, no NATS, receiver or busy cores. */
 function olderWebhooksReport(): BenchReport {
   const burst: WebhookResult["burst"] = {
     changes: 20_000,

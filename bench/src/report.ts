@@ -38,8 +38,8 @@ export interface TargetVerdict {
   met: boolean | undefined;
 }
 
-export const DOCS_START = "<!-- bench:results:start -->";
-export const DOCS_END = "<!-- bench:results:end -->";
+const DOCS_START = "<!-- bench:results:start -->";
+const DOCS_END = "<!-- bench:results:end -->";
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "–");
 const find = (http: readonly HttpResult[], scenario: string, target: string) => http.find((result) => result.scenario === scenario && result.target === target);

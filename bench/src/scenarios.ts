@@ -1,6 +1,6 @@
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { subscriptionStatusToDb } from "@subdata/query/db-enums";
+import { subscriptionStatusToDb } from "@subdata/query";
 import { createPageTokenCodec, createPool } from "@subdata/runtime";
 
 /** One read the API serves, requested the same way from the gateway and from the baseline. */

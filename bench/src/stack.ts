@@ -5,11 +5,20 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { ServiceName } from "@subdata/db";
-import type { DevSecrets } from "@subdata/local/src/dev-secrets.ts";
-import { formatLogLine, prefixLines } from "@subdata/local/src/log-line.ts";
-import { spawnManaged, type ManagedProcess } from "@subdata/local/src/managed-process.ts";
-import { buildProcessTable, childEnvironment, stackUrls, type ProcessSpec } from "@subdata/local/src/process-table.ts";
-import { grpcHealthServing, httpAnswers, waitFor } from "@subdata/local/src/readiness.ts";
+import {
+  buildProcessTable,
+  childEnvironment,
+  type DevSecrets,
+  formatLogLine,
+  grpcHealthServing,
+  httpAnswers,
+  type ManagedProcess,
+  prefixLines,
+  type ProcessSpec,
+  spawnManaged,
+  stackUrls,
+  waitFor,
+} from "@subdata/local";
 import { BUNDLE_ENTRIES, buildBundles, bundleNodeArgs } from "../../deploy/build/bundle.ts";
 
 /**
@@ -56,7 +65,7 @@ export function inventSecrets(): BenchSecrets {
  * JetStream names of one bench run, apart from the dev stack's, the tests' and any other run's: two
  * runs sharing a consumer would take each other's events. The stream is deleted when the stack stops.
  */
-export function benchStreamNames(runId: string) {
+function benchStreamNames(runId: string) {
   const token = runId.toLowerCase().replace(/[^a-z0-9]/g, "");
   return { stream: `SUBDATA_BENCH_${token.toUpperCase()}`, subjectPrefix: `subdata.bench.${token}.events`, consumer: `bench-${token}-deliveries` };
 }

@@ -22,13 +22,13 @@ export const BUNDLE_ENTRIES = {
   query: "services/query/src/main.ts",
   auth: "services/auth/src/main.ts",
   webhook: "services/webhook/src/main.ts",
-  relay: "services/webhook/src/relay-main.ts",
+  relay: "services/relay/src/main.ts",
   subdata: "services/cli/src/main.ts",
 } as const satisfies Record<string, string>;
 
 export type BundleName = keyof typeof BUNDLE_ENTRIES;
 
-export const DIST_DIR = "dist";
+const DIST_DIR = "dist";
 
 /** A bundle's path relative to the repository root (the image's WORKDIR), e.g. dist/bin/gateway.mjs. */
 export function bundlePathFor(name: string): string {
@@ -65,7 +65,7 @@ export interface BuildResult {
 }
 
 /** The package a bare specifier names: "pino", "@bufbuild/protobuf/wire" → "@bufbuild/protobuf". */
-export function packageNameOf(specifier: string): string {
+function packageNameOf(specifier: string): string {
   const parts = specifier.split("/");
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
 }

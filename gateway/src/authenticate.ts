@@ -39,7 +39,7 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const FAILURES_DETAIL = "Too many failed authentications from this address; retry after the time given.";
 
 /** The presented key, or undefined when no bearer credentials were sent. */
-export function bearerToken(authorization: string | undefined): string | undefined {
+function bearerToken(authorization: string | undefined): string | undefined {
   if (!authorization) return undefined;
   return BEARER.exec(authorization)?.[1];
 }

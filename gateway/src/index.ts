@@ -1,8 +1,7 @@
 // The gateway as a library: main.ts, integration tests and the benchmark build it in-process.
-export { createApiKeyCache, digestOfKey, type ApiKeyCache, type VerifiedKey } from "./api-key-cache.ts";
-export { gatewayConfigShape, loadGatewayConfig, type GatewayConfig } from "./config.ts";
+export { createApiKeyCache, type ApiKeyCache } from "./api-key-cache.ts";
+export { gatewayConfigShape, loadGatewayConfig } from "./config.ts";
+// The document /api/v1/openapi.json serves: @subdata/client is generated from it.
 export { createOpenApiDocument } from "./openapi.ts";
-export { API_KEY_REVOKED_SUBJECT, createRevocationListener, type RevocationListener } from "./revocation-listener.ts";
-export { API_PREFIX, createGateway, type Clock, type Gateway, type GatewayClients, type GatewayDeps, type GatewaySettings } from "./server.ts";
-export { createUpstreamClients, type UpstreamClients } from "./upstream-clients.ts";
-export { LIVENESS_PATH, READINESS_PATH, registerHttpMetrics, registerProbes, routeLabel, traceRequests } from "./observability.ts";
+export { API_KEY_REVOKED_SUBJECT, createRevocationListener } from "./revocation-listener.ts";
+export { createGateway, type Gateway } from "./server.ts";

@@ -5,7 +5,7 @@ import { loadGatewayConfig } from "./config.ts";
 import { createGateway, type Gateway } from "./server.ts";
 import { createFakeUpstreams, type FakeUpstreams } from "./test-support/fake-upstreams.ts";
 import { KEY, KEY_ID, MERCHANT } from "./test-support/test-gateway.ts";
-import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { createCapturedLogger } from "@subdata/runtime/test-support";
 
 let gateway: Gateway;
 let fake: FakeUpstreams;

@@ -15,11 +15,11 @@ import type { FastifyRequest } from "fastify";
 import type { Gateway } from "./server.ts";
 
 /** Kubernetes probe paths, outside /api/v1: no key, no rate limit, no audit record. */
-export const LIVENESS_PATH = "/livez";
-export const READINESS_PATH = "/readyz";
+const LIVENESS_PATH = "/livez";
+const READINESS_PATH = "/readyz";
 
 /** The route template of a request ("/v1/subscriptions/{id}"), or "unmatched" for 404s: bounded cardinality. */
-export function routeLabel(request: FastifyRequest): string {
+function routeLabel(request: FastifyRequest): string {
   return request.routeOptions.config.auditRoute ?? request.routeOptions.url ?? "unmatched";
 }
 

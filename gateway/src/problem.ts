@@ -22,7 +22,7 @@ export type ProblemCode =
   | "internal_error";
 
 /** Stable, documented problem type URIs: identifiers first (clients compare them), docs/api.md explains each. */
-export const PROBLEM_TYPE_BASE = "https://subdata.dev/problems/";
+const PROBLEM_TYPE_BASE = "https://subdata.dev/problems/";
 
 export const problemCatalogue: Record<ProblemCode, { status: number; title: string; detail: string }> = {
   invalid_parameter: { status: 400, title: "Invalid parameter", detail: "One or more query parameters are invalid." },

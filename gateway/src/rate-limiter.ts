@@ -46,7 +46,7 @@ interface Bucket {
   updatedMs: number;
 }
 
-export const RATE_LIMIT_POLICY_NAME = "default";
+const RATE_LIMIT_POLICY_NAME = "default";
 
 export function rateLimitField(decision: RateLimitDecision, policyName = RATE_LIMIT_POLICY_NAME): string {
   return `"${policyName}";r=${decision.remaining};t=${decision.resetSeconds}`;

@@ -35,7 +35,7 @@ export interface RoutesDeps {
   timeoutMs: number;
 }
 
-export const ALLOWED_METHODS = "GET, HEAD";
+const ALLOWED_METHODS = "GET, HEAD";
 /**
  * HEAD is registered explicitly rather than through Fastify's automatic HEAD routes, so it runs the
  * same onSend hooks as GET (compression included) and announces exactly the same headers.

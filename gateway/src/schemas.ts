@@ -1,4 +1,4 @@
-import { EVENT_TYPE_NAMES } from "@subdata/runtime";
+import { eventTypeNames } from "@subdata/events";
 import { problemCatalogue } from "./problem.ts";
 
 /**
@@ -11,15 +11,15 @@ import { problemCatalogue } from "./problem.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
-export const subscriptionStatuses = ["ACTIVE", "TRIALING", "PAST_DUE", "PAUSED", "CANCELLED", "EXPIRED"] as const;
-export const chargeStatuses = ["PENDING", "SUCCEEDED", "FAILED", "SKIPPED", "REFUNDED", "PARTIALLY_REFUNDED"] as const;
-export const orderStatuses = ["PAID", "FULFILLED", "CANCELLED", "REFUNDED"] as const;
-export const planIntervals = ["DAY", "WEEK", "MONTH", "YEAR"] as const;
+const subscriptionStatuses = ["ACTIVE", "TRIALING", "PAST_DUE", "PAUSED", "CANCELLED", "EXPIRED"] as const;
+const chargeStatuses = ["PENDING", "SUCCEEDED", "FAILED", "SKIPPED", "REFUNDED", "PARTIALLY_REFUNDED"] as const;
+const orderStatuses = ["PAID", "FULFILLED", "CANCELLED", "REFUNDED"] as const;
+const planIntervals = ["DAY", "WEEK", "MONTH", "YEAR"] as const;
 
 /** Ids the gateway accepts before asking upstream; the query service makes nothing else. */
 export const subscriptionIdPattern = "^sub_[A-Za-z0-9]{1,64}$";
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 200;
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
 
 const time = { type: ["string", "null"], format: "date-time", description: "RFC 3339 UTC with milliseconds." };
 const requiredTime = { type: "string", format: "date-time", description: "RFC 3339 UTC with milliseconds." };
@@ -35,7 +35,7 @@ function object(properties: Record<string, JsonSchema>, description?: string): J
   };
 }
 
-export const moneySchema = object(
+const moneySchema = object(
   {
     amount: {
       type: "string",
@@ -48,9 +48,9 @@ export const moneySchema = object(
   "An amount of money; never a float, never without its currency.",
 );
 
-export const customerSchema = object({ id: { type: "string" }, email: { type: "string" }, name: { type: "string" } });
+const customerSchema = object({ id: { type: "string" }, email: { type: "string" }, name: { type: "string" } });
 
-export const planSchema = object({
+const planSchema = object({
   id: { type: "string" },
   name: { type: "string" },
   interval: { type: "string", enum: [...planIntervals] },
@@ -77,9 +77,9 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   version: { type: "integer", description: "Increases by one on every change; webhooks carry it as their sequence." },
 };
 
-export const subscriptionSchema = object(subscriptionProperties, "A customer's recurring purchase of a plan.");
+const subscriptionSchema = object(subscriptionProperties, "A customer's recurring purchase of a plan.");
 
-export const chargeSchema = object(
+const chargeSchema = object(
   {
     id: { type: "string" },
     object: { const: "charge", type: "string" },
@@ -103,7 +103,7 @@ export const subscriptionWithChargesSchema = object(
   "A subscription with every charge it has, oldest first.",
 );
 
-export const lineItemSchema = object({
+const lineItemSchema = object({
   sku: { type: "string" },
   title: { type: "string" },
   quantity: { type: "integer" },
@@ -111,7 +111,7 @@ export const lineItemSchema = object({
   total: moneySchema,
 });
 
-export const orderSchema = object(
+const orderSchema = object(
   {
     id: { type: "string" },
     object: { const: "order", type: "string" },
@@ -148,7 +148,7 @@ export const subscriptionListSchema = listOf(subscriptionSchema, "One page of su
 export const orderListSchema = listOf(orderSchema, "One page of orders, (created_at, id) ascending.");
 export const chargeListSchema = listOf(chargeSchema, "One page of charges, (created_at, id) ascending.");
 
-const eventTypesOf = (resource: string) => EVENT_TYPE_NAMES.filter((name) => name.startsWith(`${resource}.`));
+const eventTypesOf = (resource: string) => eventTypeNames.filter((name) => name.startsWith(`${resource}.`));
 const resourceEventTypes = {
   subscription: eventTypesOf("subscription"),
   charge: eventTypesOf("charge"),
@@ -173,11 +173,11 @@ function eventOf(resource: keyof typeof resourceEventTypes, objectSchema: JsonSc
   );
 }
 
-export const subscriptionEventSchema = eventOf("subscription", subscriptionSchema, "A subscription was created, changed or deleted.");
-export const chargeEventSchema = eventOf("charge", chargeSchema, "A charge was created, changed or deleted.");
-export const orderEventSchema = eventOf("order", orderSchema, "An order (with its line items) was created, changed or deleted.");
+const subscriptionEventSchema = eventOf("subscription", subscriptionSchema, "A subscription was created, changed or deleted.");
+const chargeEventSchema = eventOf("charge", chargeSchema, "A charge was created, changed or deleted.");
+const orderEventSchema = eventOf("order", orderSchema, "An order (with its line items) was created, changed or deleted.");
 
-export const eventSchema: JsonSchema = {
+const eventSchema: JsonSchema = {
   description: "One committed change: byte for byte the body a webhook carries for the same event.",
   oneOf: [subscriptionEventSchema, chargeEventSchema, orderEventSchema],
 };
@@ -195,7 +195,7 @@ export const eventListSchema = object(
   "One page of the change feed.",
 );
 
-export const paramErrorSchema = object({
+const paramErrorSchema = object({
   param: { type: "string", description: "The public parameter name." },
   code: {
     type: "string",
@@ -259,11 +259,11 @@ export const listChargesQuerySchema = {
   },
 } satisfies JsonSchema;
 
-export const DEFAULT_EVENT_LIMIT = 100;
-export const MAX_EVENT_LIMIT = 1000;
-export const MAX_EVENT_WAIT_SECONDS = 30;
+const DEFAULT_EVENT_LIMIT = 100;
+const MAX_EVENT_LIMIT = 1000;
+const MAX_EVENT_WAIT_SECONDS = 30;
 
-const eventTypeAlternatives = EVENT_TYPE_NAMES.map((name) => name.replace(".", "\\.")).join("|");
+const eventTypeAlternatives = eventTypeNames.map((name) => name.replace(".", "\\.")).join("|");
 
 export const listEventsQuerySchema = {
   type: "object",

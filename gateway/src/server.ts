@@ -79,7 +79,7 @@ export interface GatewayDeps {
   waitingReads?: WaitingReads;
 }
 
-export const API_PREFIX = "/api/v1";
+const API_PREFIX = "/api/v1";
 
 /** The Fastify instance createGateway returns (its logger is the service's pino logger). */
 export type Gateway = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;

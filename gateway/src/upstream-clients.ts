@@ -12,7 +12,7 @@ import { limitConcurrency } from "./upstream-limit.ts";
  * Query calls in flight at once (the rest queue in the gateway). The query service reads through a
  * pool of 4 connections; a few more keep it busy while pages travel and are rendered.
  */
-export const DEFAULT_QUERY_CONCURRENCY = 16;
+const DEFAULT_QUERY_CONCURRENCY = 16;
 
 /**
  * The upstream clients over three reused HTTP/2 sessions: query (slot-limited), query for feed reads

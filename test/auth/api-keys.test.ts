@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
 import { startAuthService, type AuthHarness } from "./auth-harness.ts";
-import { rpcError } from "@subdata/runtime/test-support/rpc-error";
+import { rpcError } from "@subdata/runtime/test-support";
 
 
 async function expectFailure(promise: Promise<unknown>, code: Code, reason: ErrorReason) {

@@ -1,15 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { RecordReadRequestSchema } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { errorDetailOf, ErrorReason } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
 import { startAuthService, type AuthHarness } from "./auth-harness.ts";
-import { rpcError } from "@subdata/runtime/test-support/rpc-error";
+import { rpcError } from "@subdata/runtime/test-support";
 
 
 type RecordInit = MessageInitShape<typeof RecordReadRequestSchema>;

@@ -4,10 +4,9 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createAuthDependencies, createAuthServer, createNatsRevocationPublisher, type AuthDependencies } from "@subdata/auth";
-import type { Queryable } from "@subdata/auth/queryable";
-import { createPool, createServiceTransport } from "@subdata/runtime";
+import { createPool, createServiceTransport, type Queryable } from "@subdata/runtime";
 import { inject } from "vitest";
-import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { createCapturedLogger } from "@subdata/runtime/test-support";
 
 export interface AuthHarnessOptions {
   /** Wraps the auth role's pool, e.g. to fail statements. */

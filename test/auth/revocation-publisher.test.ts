@@ -5,7 +5,7 @@ import { connect } from "@nats-io/transport-node";
 import { API_KEY_REVOKED_SUBJECT, createNatsRevocationPublisher } from "@subdata/auth";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
 import { expect, inject, it } from "vitest";
-import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { createCapturedLogger } from "@subdata/runtime/test-support";
 
 async function freePort(): Promise<number> {
   const server = net.createServer();

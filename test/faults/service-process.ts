@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import { grpcHealthServing, httpAnswers } from "../../deploy/local/src/readiness.ts";
+import { grpcHealthServing, httpAnswers } from "@subdata/local";
 
 /**
  * One service of the stack as a real child process (`node --import tsx <entry>`), restartable with

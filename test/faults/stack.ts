@@ -34,7 +34,7 @@ export interface FaultStack {
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Fast retries so receiver scenarios settle in seconds; the shape (immediate, then growing) is the production one. */
-export const FAULT_RETRY_SCHEDULE = "0s,250ms,500ms,1s,2s,3s,4s,5s,5s,5s";
+const FAULT_RETRY_SCHEDULE = "0s,250ms,500ms,1s,2s,3s,4s,5s,5s,5s";
 
 export async function startFaultStack(): Promise<FaultStack> {
   const ports = {
@@ -116,7 +116,7 @@ export async function startFaultStack(): Promise<FaultStack> {
     relay: createServiceProcess(
       {
         name: "relay",
-        entry: "services/webhook/src/relay-main.ts",
+        entry: "services/relay/src/main.ts",
         env: { ...common, SUBDATA_RELAY_HEALTH_PORT: String(ports.relayHealth), DATABASE_URL: viaProxy(pgProxies.relay, "webhook") },
         readiness: { kind: "http", url: `http://127.0.0.1:${ports.relayHealth}/readyz` },
       },

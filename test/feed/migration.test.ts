@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
-import { migrate, migrationsDir } from "@subdata/db";
+import { migrate } from "@subdata/db";
+import { migrationsDir } from "../../services/db/src/migrate.ts";
 import { runner } from "node-pg-migrate";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

@@ -12,7 +12,7 @@ import { inject } from "vitest";
 import { startAuthService, type AuthHarness } from "../auth/auth-harness.ts";
 import { createFixtures, type Fixtures } from "../support/fixtures.ts";
 import { startQueryServer, type RunningQueryServer } from "../support/query-server.ts";
-import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { createCapturedLogger } from "@subdata/runtime/test-support";
 
 /**
  * The whole read path in-process: real query and auth services on port 0 (their own roles on this

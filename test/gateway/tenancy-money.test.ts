@@ -1,4 +1,4 @@
-import { createOpenApiValidator } from "@subdata/gateway/test-support/openapi-validator";
+import { createOpenApiValidator } from "@subdata/gateway/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GatewayHarness, startGatewayHarness } from "./gateway-harness.ts";
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { PassThrough } from "node:stream";
-import { commandModules } from "@subdata/cli/command-modules";
-import { runCli } from "@subdata/cli/program";
+import { commandModules } from "../../services/cli/src/command-modules.ts";
+import { runCli } from "@subdata/cli";
 import { Command } from "commander";
 import fc from "fast-check";
 import type pg from "pg";

@@ -3,10 +3,10 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema, FieldMaskSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createPool, errorDetailOf } from "@subdata/runtime";
-import { rpcError } from "@subdata/runtime/test-support/rpc-error";
+import { rpcError } from "@subdata/runtime/test-support";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestGateway, KEY } from "../../gateway/src/test-support/test-gateway.ts";
+import { createTestGateway, KEY } from "@subdata/gateway/test-support";
 import { type GatewayHarness, startGatewayHarness } from "../gateway/gateway-harness.ts";
 import { type RunningWebhookServer, startWebhookServer } from "../webhook-api/webhook-server.ts";
 

@@ -6,7 +6,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
 import { startCollector } from "./support/otlp-collector.ts";
-import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { listeningPorts, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
 
 /**
  * The read path as real processes (query, auth, gateway), a loop of concurrent requests with a valid
@@ -91,7 +92,7 @@ describe("gateway lifecycle under load", () => {
     };
     const workers = Array.from({ length: 8 }, () => worker());
 
-    await pollUntil("requests to flow", () => results.length >= 50);
+    await waitFor("requests to flow", () => results.length >= 50);
 
     // Metrics after real requests, on each process's own metrics port.
     const [gatewayMetrics, queryMetrics, authMetrics] = await Promise.all([

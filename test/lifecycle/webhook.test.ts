@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { migrate } from "@subdata/db";
-import { createSecretBox, generateSigningSecret } from "@subdata/webhook/secret-box";
+import { createSecretBox, generateSigningSecret } from "@subdata/webhook";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
+import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
 import { type Receiver, startReceiver } from "../webhook-delivery/support/receiver.ts";
 import { type CollectedSpan, startCollector } from "./support/otlp-collector.ts";
-import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { listeningPorts, type RunningProcess, sample, scrape, startProcess } from "./support/process.ts";
 
 /**
  * The event path as real processes: subscriptions written to Postgres → outbox → relay → JetStream →
@@ -16,33 +17,25 @@ import { listeningPorts, pollUntil, type RunningProcess, sample, scrape, startPr
  * restarted every event must be delivered, exactly once (a graceful stop finishes what it started).
  * A stub OTLP collector receives the relay's publish spans and the webhook service's attempt spans.
  *
- * The webhook service delivers every due row of its database (it has no merchant filter), so this file
+ * The webhook service delivers every due row of its database, so this file
  * runs against a database of its own rather than the run's shared one.
  */
 describe("webhook service lifecycle mid-burst", () => {
   const runId = inject("runId");
-  const databaseName = `subdata_test_${runId}_lifecycle`;
   const stream = `${runId}_lifecycle`;
   const subjectPrefix = `${runId}.lifecycle`;
   const secretKey = randomBytes(32).toString("base64");
   const processes: RunningProcess[] = [];
-  let server: pg.Client;
+  let database: TestDatabase;
   let admin: pg.Pool;
   let webhookDatabaseUrl: string;
   let receiver: Receiver | undefined;
   let collector: Awaited<ReturnType<typeof startCollector>> | undefined;
 
   beforeAll(async () => {
-    server = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
-    await server.connect();
-    await server.query(`CREATE DATABASE ${databaseName}`);
-    const adminUrl = new URL(inject("adminDatabaseUrl"));
-    adminUrl.pathname = `/${databaseName}`;
-    await migrate({ databaseUrl: adminUrl.toString() });
-    admin = new pg.Pool({ connectionString: adminUrl.toString(), max: 2 });
-    const roleUrl = new URL(inject("roleDatabaseUrls").webhook);
-    roleUrl.pathname = `/${databaseName}`;
-    webhookDatabaseUrl = roleUrl.toString();
+    database = await createTestDatabase("lifecycle");
+    admin = new pg.Pool({ connectionString: database.adminUrl, max: 2 });
+    webhookDatabaseUrl = database.roleUrls.webhook;
   }, 120_000);
 
   afterAll(async () => {
@@ -54,14 +47,7 @@ describe("webhook service lifecycle mid-burst", () => {
     await (await jetstreamManager(nc)).streams.delete(stream).catch(() => {});
     await nc.close();
     await admin?.end();
-    // Let ended sessions go away first: killing a session that is still closing would surface as an
-    // unhandled 57P01 on its client.
-    await pollUntil("sessions on the file's database to close", async () => {
-      const open = await server.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [databaseName]);
-      return open.rows[0].n === 0;
-    }).catch(() => {});
-    await server.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-    await server.end();
+    await database?.drop();
   });
 
   it("drains in-flight deliveries on SIGTERM, exits 0, and after a restart every event is delivered once", async () => {
@@ -76,10 +62,10 @@ describe("webhook service lifecycle mid-burst", () => {
       SUBDATA_WEBHOOK_ALLOW_PRIVATE: "true",
       LOG_LEVEL: "debug",
     };
-    const relay = startProcess("relay", "services/webhook/src/relay-main.ts", { ...common, SUBDATA_RELAY_HEALTH_PORT: "0" });
+    const relay = startProcess("relay", "services/relay/src/main.ts", { ...common, SUBDATA_RELAY_HEALTH_PORT: "0" });
     processes.push(relay);
     const relayPort = Number((await relay.waitForLine((line) => line.msg === "relay health endpoint listening", "relay health port")).port);
-    await pollUntil("the relay to be ready (stream created)", async () => (await fetch(`http://127.0.0.1:${relayPort}/readyz`)).status === 200);
+    await waitFor("the relay to be ready (stream created)", async () => (await fetch(`http://127.0.0.1:${relayPort}/readyz`)).status === 200);
 
     // A slow receiver: every POST is answered after a while, so deliveries are in flight at SIGTERM.
     let inFlight = 0;
@@ -120,7 +106,7 @@ describe("webhook service lifecycle mid-burst", () => {
     expect(events.rows).toHaveLength(burst);
     const eventIds = events.rows.map((row) => row.id);
 
-    await pollUntil("the burst to be mid-delivery", () => receiver!.requests.length >= 3 && inFlight > 0);
+    await waitFor("the burst to be mid-delivery", () => receiver!.requests.length >= 3 && inFlight > 0);
     first.child.kill("SIGTERM");
     expect(await first.exited).toEqual({ code: 0, signal: null });
     expect(first.lines.some((line) => line.msg === "stopped")).toBe(true);
@@ -138,7 +124,7 @@ describe("webhook service lifecycle mid-burst", () => {
     const second = startProcess("webhook", "services/webhook/src/main.ts", webhookEnv);
     processes.push(second);
     const secondPorts = await listeningPorts(second);
-    await pollUntil(
+    await waitFor(
       "every delivery to succeed",
       async () => {
         const done = await admin.query<{ count: number }>(

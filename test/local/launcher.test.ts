@@ -6,8 +6,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { SHARED_CLUSTERS_DIR } from "../../deploy/local/src/cluster-location.ts";
 import { writeDevEnvFile } from "../../deploy/local/src/dev-env-file.ts";
+import { findNatsServer } from "../../deploy/local/src/nats.ts";
 import { grpcHealthServing } from "../../deploy/local/src/readiness.ts";
+import { startNatsWithoutJetStream, type PlainNats } from "./nats-without-jetstream.ts";
+import { privateClone } from "./private-clone.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -123,5 +127,91 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
     const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 60_000))]);
     expect(code, output).toBe(0);
     await until("every child to be gone", () => processesWithEnv(marker).length === 0, 10_000);
+  });
+});
+
+/** A launcher run: its output so far, its exit. */
+function runLauncher(cwd: string, env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  let output = "";
+  const child = spawn(process.execPath, ["--import", "tsx", "deploy/local/src/main.ts"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function stopLauncher(run: ReturnType<typeof runLauncher>): Promise<number | "timeout" | null> {
+  run.child.kill("SIGTERM");
+  return Promise.race([run.exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 60_000))]);
+}
+
+describe("npm start from a clone in a private folder (0700, spaces in its path), with the embedded Postgres", () => {
+  const clone = privateClone();
+  const runs: Array<ReturnType<typeof runLauncher>> = [];
+  let plainNats: PlainNats | undefined;
+
+  afterAll(async () => {
+    for (const run of runs) if (run.child.exitCode === null) await stopLauncher(run);
+    await plainNats?.stop();
+    clone.remove();
+  });
+
+  async function environment(natsUrl: string): Promise<NodeJS.ProcessEnv> {
+    const env: NodeJS.ProcessEnv = { ...process.env, NATS_URL: natsUrl, LOG_LEVEL: "warn" };
+    // Nothing of the test run's own set-up: the launcher's defaults, as on a newcomer's machine.
+    delete env.DATABASE_URL;
+    delete env.SUBDATA_DATA_DIR;
+    for (const name of ["EMBEDDED_POSTGRES_PORT", "QUERY_PORT", "AUTH_PORT", "WEBHOOK_PORT", "RELAY_HEALTH_PORT", "GATEWAY_PORT"]) env[name] = String(await freePort());
+    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT"]) env[name] = "0";
+    return env;
+  }
+
+  it("starts the whole stack, serves the demo data, and stops with exit 0", { timeout: 240_000 }, async () => {
+    // A NATS_URL where nothing answers: the launcher runs its own nats-server -js when one is installed.
+    const env = await environment(`nats://127.0.0.1:${await freePort()}`);
+    const run = runLauncher(clone.root, env);
+    runs.push(run);
+    await until("the ready line", () => run.output().includes("subdata is ready") || run.child.exitCode !== null, 150_000);
+    const output = run.output();
+    expect(output, output).toContain("subdata is ready");
+    expect(output).toContain("initialising the embedded Postgres cluster");
+    if (process.getuid?.() === 0) {
+      expect(output).toMatch(new RegExp(`postgres +postgres://postgres@127\\.0\\.0\\.1:${env.EMBEDDED_POSTGRES_PORT}/subdata +\\(embedded, data in ${SHARED_CLUSTERS_DIR}/my-clone-[0-9a-f]{8}/data, linked from \\.subdata/postgres\\)`));
+    } else {
+      expect(output).toContain("(embedded, data in .subdata/postgres)");
+    }
+    if (findNatsServer()) expect(output).toContain(`started nats-server with JetStream on ${env.NATS_URL}`);
+
+    const key = /Authorization: Bearer (\S+)"/.exec(output)?.[1];
+    expect(key, output).toBeDefined();
+    const response = await fetch(`http://127.0.0.1:${env.GATEWAY_PORT}/api/v1/subscriptions?limit=2`, { headers: { authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(2);
+
+    expect(await stopLauncher(run), run.output()).toBe(0);
+  });
+
+  it("on a second start finds the cluster and its data again; a NATS without JetStream is named, and the rest runs", { timeout: 240_000 }, async () => {
+    plainNats = await startNatsWithoutJetStream();
+    const natsUrl = plainNats.url;
+    const env = await environment(natsUrl);
+    const run = runLauncher(clone.root, env);
+    runs.push(run);
+    await until("the ready line", () => run.output().includes("subdata is ready") || run.child.exitCode !== null, 150_000);
+    const output = run.output();
+    expect(output, output).toContain("subdata is ready");
+    expect(output).not.toContain("initialising the embedded Postgres cluster");
+    expect(output).not.toContain("seed: first run");
+    const databaseUrl = /^DATABASE_URL=(.+)$/m.exec(readFileSync(join(clone.root, ".subdata", "dev.env"), "utf8"))?.[1];
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const seeded = await client.query<{ count: string }>("SELECT count(*) FROM subscriptions WHERE merchant_id = 'mer_demo'");
+    await client.end();
+    expect(seeded.rows).toEqual([{ count: "2000" }]);
+    expect(output).toContain(`NATS at ${natsUrl} (NATS_URL) answers, but without JetStream`);
+    expect(output).toContain(`nats      ${natsUrl}  answers without JetStream: events and webhooks are off`);
+    expect(output).toContain("webhook   skipped: needs NATS JetStream");
+    expect(output).toContain("relay     skipped: needs NATS JetStream");
+    expect(await stopLauncher(run), run.output()).toBe(0);
   });
 });

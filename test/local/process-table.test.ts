@@ -34,7 +34,7 @@ describe("the process table", () => {
       { name: "query", entry: "services/query/src/main.ts", port: 8091 },
       { name: "auth", entry: "services/auth/src/main.ts", port: 8092 },
       { name: "webhook", entry: "services/webhook/src/main.ts", port: 8093 },
-      { name: "relay", entry: "services/webhook/src/relay-main.ts", port: 8094 },
+      { name: "relay", entry: "services/relay/src/main.ts", port: 8094 },
       { name: "gateway", entry: "gateway/src/main.ts", port: 8080 },
     ]);
   });
@@ -90,7 +90,7 @@ describe("the summary", () => {
       dataDir: "/repo/.subdata",
       devEnvPath: "/repo/.subdata/dev.env",
       databaseUrl: adminUrl,
-      embeddedPostgres: true,
+      embeddedPostgres: { clusterDir: "/repo/.subdata/postgres" },
       nats: { kind: "external", url: "nats://127.0.0.1:4222" },
       running: table.filter((spec) => spec.name !== "gateway").map((spec) => ({ spec, process: fakeProcess })),
       skipped: [{ spec: byName("gateway"), reason: "not built yet (gateway/src/main.ts does not exist)" }],
@@ -101,6 +101,24 @@ describe("the summary", () => {
     expect(text).toContain("postgres://postgres@127.0.0.1:54329/subdata");
     expect(text).toContain("gateway   skipped: not built yet");
     expect(text).toContain(".subdata/dev.env");
+    expect(text).toContain("(embedded, data in .subdata/postgres)");
     for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+  });
+
+  it("says where the cluster lives when it is outside the data dir (as root), and names a NATS without JetStream", () => {
+    const lines = renderSummary({
+      repoRoot: "/repo",
+      dataDir: "/repo/.subdata",
+      devEnvPath: "/repo/.subdata/dev.env",
+      databaseUrl: adminUrl,
+      embeddedPostgres: { clusterDir: "/var/lib/subdata/postgres/repo-1a2b3c4d/data" },
+      nats: { kind: "no-jetstream", url: "nats://127.0.0.1:4222", reason: "no JetStream" },
+      running: [],
+      skipped: [],
+    });
+    expect(lines).toContain(
+      "  postgres  postgres://postgres@127.0.0.1:54329/subdata  (embedded, data in /var/lib/subdata/postgres/repo-1a2b3c4d/data, linked from .subdata/postgres)",
+    );
+    expect(lines).toContain("  nats      nats://127.0.0.1:4222  answers without JetStream: events and webhooks are off");
   });
 });

@@ -4,7 +4,7 @@ import { MoneySchema } from "@subdata/proto/subdata/common/v1/money_pb";
 import { errorDetailOf } from "@subdata/runtime";
 import { expect } from "vitest";
 
-export { rpcError } from "@subdata/runtime/test-support/rpc-error";
+export { rpcError } from "@subdata/runtime/test-support";
 
 /** The error's code, message and ErrorDetail reason, for comparing errors as a caller sees them. */
 export function errorShape(error: ConnectError) {

@@ -4,9 +4,9 @@ import { Health, HealthCheckResponse_ServingStatus } from "@subdata/proto/grpc/h
 import { ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { errorDetailOf } from "@subdata/runtime";
-import { databaseEnumLabels } from "@subdata/query/db-enums";
-import { orderStatements } from "@subdata/query/order-repository";
-import { subscriptionStatements } from "@subdata/query/subscription-repository";
+import { databaseEnumLabels } from "@subdata/query";
+import { orderStatements } from "../../services/query/src/order-repository.ts";
+import { subscriptionStatements } from "../../services/query/src/subscription-repository.ts";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures, type Fixtures } from "../support/fixtures.ts";

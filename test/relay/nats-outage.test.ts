@@ -1,7 +1,9 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { connectNats, ensureEventStream } from "@subdata/webhook/relay-index";
+import { connectNats } from "@subdata/events";
+import { ensureEventStream } from "@subdata/relay";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
 import { startTestRelay } from "./relay-harness.ts";
 import { createMerchant, createPrivateNats, createSubscription, outboxRows, type PrivateNats, readStream, waitFor } from "./support.ts";
 
@@ -9,11 +11,15 @@ import { createMerchant, createPrivateNats, createSubscription, outboxRows, type
 describe("the outbox relay while NATS is down", () => {
   const runId = inject("runId");
   const stream = { stream: `T_${runId}_relay_outage`, subjectPrefix: `t.${runId}.relay-outage`, replicas: 1 };
-  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
+  // A relay publishes every pending row of its database: the file gets a database of its own.
+  let database: TestDatabase;
+  let admin: pg.Pool;
   let nats: PrivateNats;
   let nc: NatsConnection;
 
   beforeAll(async () => {
+    database = await createTestDatabase("relay_outage");
+    admin = new pg.Pool({ connectionString: database.adminUrl, max: 2 });
     nats = await createPrivateNats();
     await nats.start();
     nc = await connectNats(nats.url, "relay-outage-test");
@@ -23,16 +29,16 @@ describe("the outbox relay while NATS is down", () => {
   afterAll(async () => {
     await nc?.close();
     await nats?.dispose();
-    await admin.end();
+    await admin?.end();
+    await database?.drop();
   });
 
   it("keeps the events pending while NATS is down and publishes all of them, once each and in order, when it is back", async () => {
     const owner = await createMerchant(admin, "relay outage");
     const relay = startTestRelay({
-      databaseUrl: inject("roleDatabaseUrls").webhook,
+      databaseUrl: database.roleUrls.webhook,
       nc,
       stream,
-      merchantIds: [owner.merchantId],
       pollIntervalMs: 50,
       ackTimeoutMs: 500,
     });

@@ -1,13 +1,13 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
 import {
   createEventPublisher,
   createOutboxRepository,
   createRelay,
   type EventStreamSettings,
+  type OutboxRepository,
   type Relay,
-  type RelayDeps,
-} from "@subdata/webhook/relay-index";
+} from "@subdata/relay";
+import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
 
 export interface TestRelay {
   relay: Relay;
@@ -16,32 +16,32 @@ export interface TestRelay {
 }
 
 /**
- * A relay as relay-main wires it (subdata_webhook role, real JetStream), limited to the test's own
- * merchants so that it never publishes other suites' events from the shared database.
+ * A relay as the relay's main.ts wires it (subdata_webhook role, real JetStream). It publishes every
+ * pending row of its database, so the test gives it a database of its own (test/support/test-database.ts).
  */
 export function startTestRelay(options: {
   databaseUrl: string;
   nc: NatsConnection;
   stream: EventStreamSettings;
-  merchantIds: readonly string[];
   batchSize?: number;
-  /** Rounds in flight at once (relay-main: SUBDATA_RELAY_ROUNDS); default 1. */
+  /** Rounds in flight at once (SUBDATA_RELAY_ROUNDS); default 1. */
   rounds?: number;
   pollIntervalMs?: number;
   ackTimeoutMs?: number;
-  faults?: RelayDeps["faults"];
+  /** Wraps the outbox repository, e.g. with crashBeforeMark. */
+  wrapRepository?: (repository: OutboxRepository) => OutboxRepository;
   logger?: Logger;
 }): TestRelay {
   const pool = createPool({ connectionString: options.databaseUrl, max: Math.max(2, options.rounds ?? 1), applicationName: "subdata-relay-test" });
   pool.on("error", () => {});
+  const repository = createOutboxRepository(pool);
   const relay = createRelay({
-    repository: createOutboxRepository(pool, { merchantIds: options.merchantIds }),
+    repository: options.wrapRepository ? options.wrapRepository(repository) : repository,
     publisher: createEventPublisher(options.nc, { ...options.stream, ackTimeoutMs: options.ackTimeoutMs ?? 5_000 }),
     logger: options.logger ?? createLogger({ name: "relay-test", level: "silent" }),
     batchSize: options.batchSize ?? 100,
     ...(options.rounds ? { rounds: options.rounds } : {}),
     pollIntervalMs: options.pollIntervalMs ?? 100,
-    ...(options.faults ? { faults: options.faults } : {}),
   });
   return {
     relay,
@@ -50,5 +50,20 @@ export function startTestRelay(options: {
       await relay.stop();
       await pool.end();
     },
+  };
+}
+
+/**
+ * The outbox as a relay sees it when its process dies after publishing a batch and before marking it:
+ * `crash` throws once the batch was published, so the transaction rolls back and every row stays pending.
+ */
+export function crashBeforeMark(repository: OutboxRepository, crash: () => never): OutboxRepository {
+  return {
+    ...repository,
+    withClaimedBatch: (limit, handle) =>
+      repository.withClaimedBatch(limit, async (rows) => {
+        await handle(rows);
+        crash();
+      }),
   };
 }

@@ -3,17 +3,21 @@ import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger } from "@subdata/runtime";
-import { createEventPublisher, ensureEventStream, subscriptionEventSubject } from "@subdata/webhook/relay-index";
+import { subscriptionEventSubject } from "@subdata/events";
+import { createEventPublisher, ensureEventStream } from "@subdata/relay";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startTestRelay, type TestRelay } from "./relay-harness.ts";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
+import { crashBeforeMark, startTestRelay, type TestRelay } from "./relay-harness.ts";
 import { createMerchant, createSubscription, deleteStream, outboxRows, readStream, waitFor } from "./support.ts";
 
 describe("the outbox relay", () => {
   const runId = inject("runId");
   const stream = { stream: `T_${runId}_relay`, subjectPrefix: `t.${runId}.relay`, replicas: 1 };
-  const webhookUrl = inject("roleDatabaseUrls").webhook;
-  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 8 });
+  // A relay publishes every pending row of its database: each test gets a database of its own.
+  let database: TestDatabase;
+  let webhookUrl: string;
+  let admin: pg.Pool;
   let nc: NatsConnection;
   const relays: TestRelay[] = [];
 
@@ -22,15 +26,25 @@ describe("the outbox relay", () => {
     await ensureEventStream(nc, stream);
   });
 
-  afterAll(async () => {
-    for (const relay of relays) await relay.close();
-    await deleteStream(nc, stream.stream);
-    await nc.drain();
-    await admin.end();
+  beforeEach(async () => {
+    database = await createTestDatabase("relay");
+    webhookUrl = database.roleUrls.webhook;
+    admin = new pg.Pool({ connectionString: database.adminUrl, max: 8 });
   });
 
-  function relayFor(merchantIds: readonly string[], extra: Partial<Parameters<typeof startTestRelay>[0]> = {}): TestRelay {
-    const relay = startTestRelay({ databaseUrl: webhookUrl, nc, stream, merchantIds, ...extra });
+  afterEach(async () => {
+    for (const relay of relays.splice(0)) await relay.close();
+    await admin.end();
+    await database.drop();
+  });
+
+  afterAll(async () => {
+    await deleteStream(nc, stream.stream);
+    await nc.drain();
+  });
+
+  function relayFor(extra: Partial<Parameters<typeof startTestRelay>[0]> = {}): TestRelay {
+    const relay = startTestRelay({ databaseUrl: webhookUrl, nc, stream, ...extra });
     relays.push(relay);
     return relay;
   }
@@ -65,7 +79,7 @@ describe("the outbox relay", () => {
       subscriptionId,
     ]);
     await admin.query("DELETE FROM subscriptions WHERE id = $1", [subscriptionId]);
-    const { relay } = relayFor([owner.merchantId]);
+    const { relay } = relayFor();
     relay.start();
     await waitFor("all events published", () => allPublished(owner.merchantId));
 
@@ -94,8 +108,8 @@ describe("the outbox relay", () => {
   it("wakes on NOTIFY: a change made while it runs is published without another start", async () => {
     const owner = await createMerchant(admin, "relay notify");
     // A poll interval far beyond the test timeout: only the notification can wake it in time.
-    const running = relayFor([owner.merchantId], { pollIntervalMs: 10 * 60 * 1000 });
-    const { createOutboxListener } = await import("@subdata/webhook/relay-index");
+    const running = relayFor({ pollIntervalMs: 10 * 60 * 1000 });
+    const { createOutboxListener } = await import("@subdata/relay");
     const listener = createOutboxListener({
       connectionString: webhookUrl,
       logger: createLogger({ name: "listener-test", level: "silent" }),
@@ -112,17 +126,17 @@ describe("the outbox relay", () => {
   });
 
   it("keeps each subscription's versions in order under a burst, with two relays and small batches", async () => {
-    await expectOrderUnderBurst("relay burst", (merchantIds) => [
-      relayFor(merchantIds, { batchSize: 7, pollIntervalMs: 20 }),
-      relayFor(merchantIds, { batchSize: 5, pollIntervalMs: 20 }),
+    await expectOrderUnderBurst("relay burst", () => [
+      relayFor({ batchSize: 7, pollIntervalMs: 20 }),
+      relayFor({ batchSize: 5, pollIntervalMs: 20 }),
     ]);
   });
 
   it("keeps each subscription's versions in order under a burst, with one relay running three rounds at once", async () => {
-    await expectOrderUnderBurst("relay rounds", (merchantIds) => [relayFor(merchantIds, { batchSize: 4, rounds: 3, pollIntervalMs: 20 })]);
+    await expectOrderUnderBurst("relay rounds", () => [relayFor({ batchSize: 4, rounds: 3, pollIntervalMs: 20 })]);
   });
 
-  async function expectOrderUnderBurst(name: string, relaysFor: (merchantIds: string[]) => TestRelay[]): Promise<void> {
+  async function expectOrderUnderBurst(name: string, relaysFor: () => TestRelay[]): Promise<void> {
     const owner = await createMerchant(admin, name);
     const subscriptionIds = await Promise.all(Array.from({ length: 6 }, () => createSubscription(admin, owner)));
     const updatesEach = 30;
@@ -134,7 +148,7 @@ describe("the outbox relay", () => {
       );
     // A backlog first, so that both relays start on rows of the same subscriptions at once...
     await burst(updatesEach / 2);
-    for (const { relay } of relaysFor([owner.merchantId])) relay.start();
+    for (const { relay } of relaysFor()) relay.start();
     // ...then writers on several connections while the relays (or rounds) claim.
     await burst(updatesEach / 2);
     await waitFor("all burst events published", async () => {
@@ -155,19 +169,18 @@ describe("the outbox relay", () => {
     const owner = await createMerchant(admin, "relay crash");
     const subscriptionId = await createSubscription(admin, owner);
     await admin.query("UPDATE subscriptions SET status = 'PAST_DUE' WHERE id = $1", [subscriptionId]);
-    const crashing = relayFor([owner.merchantId], {
-      faults: {
-        beforeMark: () => {
+    const crashing = relayFor({
+      wrapRepository: (repository) =>
+        crashBeforeMark(repository, () => {
           throw new Error("killed before marking");
-        },
-      },
+        }),
     });
     await expect(crashing.relay.runOnce()).rejects.toThrow(/killed before marking/);
     // Published, yet still pending in Postgres.
     expect(await messagesOf(owner.merchantId)).toHaveLength(2);
     expect((await outboxRows(admin, owner.merchantId)).every((row) => row.published_at === null)).toBe(true);
 
-    const healthy = relayFor([owner.merchantId]);
+    const healthy = relayFor();
     expect(await healthy.relay.runOnce()).toMatchObject({ claimed: 2, published: 2, failed: 0 });
     const rows = await outboxRows(admin, owner.merchantId);
     expect(rows.every((row) => row.published_at !== null)).toBe(true);
@@ -195,11 +208,9 @@ describe("the outbox relay", () => {
     const logger = createLogger({ name: "relay-test", level: "warn", destination: { write: (line: string) => void lines.push(line) } });
     const unreachable = new URL(webhookUrl);
     unreachable.port = "1";
-    const broken = relayFor(["mer_none"], { databaseUrl: unreachable.toString(), logger });
+    const broken = relayFor({ databaseUrl: unreachable.toString(), logger });
     broken.relay.start();
     await waitFor("two failed rounds", async () => lines.filter((line) => line.includes("outbox round failed")).length >= 2);
     expect(broken.relay.healthy).toBe(false);
-    await broken.close();
-    relays.splice(relays.indexOf(broken), 1);
   });
 });

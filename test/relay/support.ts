@@ -7,9 +7,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import type pg from "pg";
-
-type Queryable = Pick<pg.Pool, "query">;
+import type { Queryable } from "@subdata/runtime";
 
 /** A merchant with one customer and one plan, fresh ids. */
 export async function createMerchant(db: Queryable, name: string): Promise<{ merchantId: string; customerId: string; planId: string }> {
@@ -59,16 +57,7 @@ export async function outboxRows(db: Queryable, merchantId: string): Promise<Out
   return result.rows;
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor } from "../support/wait-for.ts";
 
 export interface StreamMessage {
   seq: number;
@@ -101,7 +90,7 @@ export async function deleteStream(nc: NatsConnection, stream: string): Promise<
   await jsm.streams.delete(stream).catch(() => false);
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as net.AddressInfo;

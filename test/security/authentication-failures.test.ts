@@ -1,5 +1,5 @@
-import { createSecurityEventRepository } from "@subdata/auth/security-event-repository";
-import { createSecurityEventRetention } from "@subdata/auth/security-event-retention";
+import { createSecurityEventRepository } from "../../services/auth/src/security-event-repository.ts";
+import { createSecurityEventRetention } from "../../services/auth/src/security-event-retention.ts";
 import { createLogger } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

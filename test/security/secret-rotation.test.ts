@@ -8,7 +8,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { listeningPorts, type RunningProcess, startProcess } from "../lifecycle/support/process.ts";
 import { createFixtures } from "../support/fixtures.ts";
-import { rpcError } from "@subdata/runtime/test-support/rpc-error";
+import { rpcError } from "@subdata/runtime/test-support";
 
 // The query service as production starts it (main.ts, environment only), half-way through a rotation:
 // SUBDATA_SERVICE_TOKEN / SUBDATA_PAGE_TOKEN_SECRET are the new values (B), the old ones (A) accepted.

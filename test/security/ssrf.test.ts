@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createSafeHttpClient } from "@subdata/webhook/safe-http-client";
-import { createUrlPolicy } from "@subdata/webhook/url-policy";
+import { createSafeHttpClient } from "../../services/webhook/src/delivery/safe-http-client.ts";
+import { createUrlPolicy } from "@subdata/webhook";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFaultReceiver, type FaultReceiver } from "../faults/receiver.ts";
 

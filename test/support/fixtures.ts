@@ -1,4 +1,4 @@
-import type pg from "pg";
+import type { Queryable } from "@subdata/runtime";
 
 /**
  * Test fixtures for subdata's core tables, inserted with the admin (superuser) connection of the run's
@@ -9,8 +9,6 @@ import type pg from "pg";
  * session's TimeZone) and accepted as any timestamptz text: give an explicit offset.
  */
 
-/** A pg.Client, pg.Pool or PoolClient. */
-export type Queryable = Pick<pg.Pool, "query">;
 
 export interface MerchantOptions {
   name?: string;

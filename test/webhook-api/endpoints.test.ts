@@ -9,7 +9,7 @@ import { errorDetailOf, ErrorReason } from "@subdata/runtime";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminPool, fixturesOf, insertWebhookEvent, type RunningWebhookServer, startWebhookServer } from "./webhook-server.ts";
-import { rpcError } from "@subdata/runtime/test-support/rpc-error";
+import { rpcError } from "@subdata/runtime/test-support";
 
 let server: RunningWebhookServer;
 let db: pg.Pool;

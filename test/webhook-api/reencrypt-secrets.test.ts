@@ -1,49 +1,29 @@
 import { randomBytes } from "node:crypto";
-import { migrate } from "@subdata/db";
-import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook/secret-box";
+import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook";
 import pg from "pg";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { json, runCli } from "../cli/run-cli.ts";
 import { createFixtures } from "../support/fixtures.ts";
+import { createTestDatabase } from "../support/test-database.ts";
 
 // The command walks the whole webhook_endpoints table, so each test gets a database of its own
-// (migrated like the run's) instead of sharing rows with the other test files.
+// (a copy of the run's migrated template) instead of sharing rows with the other test files.
 const databases: Array<() => Promise<void>> = [];
 
 afterAll(async () => {
   for (const drop of databases.splice(0)) await drop();
 });
 
-/** One statement on the run's database, on a connection of its own that is closed right after. */
-async function onRunDatabase(runUrl: URL, statement: string): Promise<void> {
-  const server = new pg.Client({ connectionString: runUrl.toString() });
-  // A connection Postgres terminates while idle (57P01) must not become an uncaught error of the file.
-  server.on("error", () => {});
-  await server.connect();
-  try {
-    await server.query(statement);
-  } finally {
-    await server.end();
-  }
-}
-
 async function freshDatabase(): Promise<{ admin: pg.Pool; webhookRoleUrl: string }> {
-  const runUrl = new URL(inject("adminDatabaseUrl"));
-  const name = `${runUrl.pathname.slice(1)}_re${randomBytes(3).toString("hex")}`;
-  await onRunDatabase(runUrl, `CREATE DATABASE ${name}`);
-  const adminUrl = new URL(runUrl);
-  adminUrl.pathname = `/${name}`;
-  await migrate({ databaseUrl: adminUrl.toString() });
-  const admin = new pg.Pool({ connectionString: adminUrl.toString(), max: 2 });
+  const database = await createTestDatabase("reencrypt");
+  const admin = new pg.Pool({ connectionString: database.adminUrl, max: 2 });
   admin.on("error", () => {});
   databases.push(async () => {
     await admin.end();
-    await onRunDatabase(runUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await database.drop();
   });
   // The webhook service's own role can run it too (as from inside a webhook pod): it may UPDATE endpoints.
-  const webhookRoleUrl = new URL(inject("roleDatabaseUrls").webhook);
-  webhookRoleUrl.pathname = `/${name}`;
-  return { admin, webhookRoleUrl: webhookRoleUrl.toString() };
+  return { admin, webhookRoleUrl: database.roleUrls.webhook };
 }
 
 interface StoredEndpoint {

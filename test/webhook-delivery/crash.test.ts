@@ -26,10 +26,10 @@ describe("a webhook service killed mid-delivery", () => {
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
     const lease = { leaseMs: 2_000 };
     child = await startPipelineProcess({
-      DATABASE_URL: inject("roleDatabaseUrls").webhook,
+      DATABASE_URL: h.webhookDatabaseUrl,
       NATS_URL: inject("natsUrl"),
       SUBDATA_WEBHOOK_SECRET_KEY: h.secretKey,
-      PIPELINE_SETTINGS: JSON.stringify(h.settings([merchantId], { ...lease, requestTimeoutMs: 60_000 })),
+      PIPELINE_SETTINGS: JSON.stringify(h.settings({ ...lease, requestTimeoutMs: 60_000 })),
     });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
@@ -41,7 +41,7 @@ describe("a webhook service killed mid-delivery", () => {
     const claimed = await deliveryOf(h.admin, endpoint.id, event.id);
     expect(claimed).toMatchObject({ status: "PENDING", attempt_count: 1 });
 
-    h.startPipeline([merchantId], lease);
+    h.startPipeline(lease);
     const delivery = await waitFor("SUCCEEDED", async () => {
       const d = await deliveryOf(h.admin, endpoint.id, event.id);
       return d?.status === "SUCCEEDED" ? d : undefined;

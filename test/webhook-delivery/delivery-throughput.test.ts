@@ -1,4 +1,4 @@
-import { deliveryPipelineConfigShape } from "@subdata/webhook/pipeline";
+import { deliveryPipelineConfigShape } from "@subdata/webhook";
 import { describe, expect, it } from "vitest";
 import { type Harness, waitFor } from "./support/harness.ts";
 import { percentile, useMeasurement } from "./support/measurement.ts";
@@ -63,13 +63,13 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
     for (const list of seen.values()) expect([...new Set(list)]).toEqual(expected);
   }
 
-  async function drain(label: string, merchantId: string, endpointIds: string[], path: string, prefix: string, extra: Parameters<Harness["startPipeline"]>[1] = {}) {
+  async function drain(label: string, merchantId: string, endpointIds: string[], path: string, prefix: string, extra: Parameters<Harness["startPipeline"]>[0] = {}) {
     const versions = Math.ceil(backlog / subscriptionCount);
     const total = versions * subscriptionCount;
     await insertBacklog(merchantId, endpointIds, prefix, versions);
     const count = () => arrivals.filter((a) => a.path === path && a.subscriptionId.startsWith(`sub_${prefix}_`)).length;
     const start = performance.now();
-    const pipeline = h.startPipeline([merchantId], { concurrency, pollIntervalMs: 1_000, ...extra });
+    const pipeline = h.startPipeline({ concurrency, pollIntervalMs: 1_000, ...extra });
     await waitFor(`every ${label} delivery received`, () => count() >= total, 600_000);
     const ms = performance.now() - start;
     await waitFor(
@@ -116,7 +116,7 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
   it("reports insert → received latency for single deliveries on an idle pipeline", async () => {
     const merchantId = await h.fixtures.merchant();
     const endpoint = await h.createEndpoint({ merchantId, url: `${m.receiver.origin}/single` });
-    const pipeline = h.startPipeline([merchantId], { concurrency, pollIntervalMs: 1_000 });
+    const pipeline = h.startPipeline({ concurrency, pollIntervalMs: 1_000 });
     const latencies: number[] = [];
     for (let i = 1; i <= singles; i++) {
       const subscriptionId = `sub_c_${i}`;

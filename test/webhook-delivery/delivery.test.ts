@@ -13,7 +13,7 @@ describe("webhook delivery", () => {
     const merchantId = await h.fixtures.merchant();
     const r = await receiver();
     const endpoint = await h.createEndpoint({ merchantId, url: `${r.origin}/hooks?src=subdata` });
-    h.startPipeline([merchantId]);
+    h.startPipeline();
     const subscriptionId = newSubscriptionId();
     const event = await h.publish({ merchantId, subscriptionId, version: 2 });
 
@@ -55,7 +55,7 @@ describe("webhook delivery", () => {
     const merchantId = await h.fixtures.merchant();
     const r = await receiver((_request, index) => (index < 2 ? { status: 500, body: `boom ${index}` } : { status: 204 }));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    h.startPipeline([merchantId], { retrySchedule: [0, 100, 100] });
+    h.startPipeline({ retrySchedule: [0, 100, 100] });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
     const delivery = await waitFor("SUCCEEDED", async () => {
@@ -79,7 +79,7 @@ describe("webhook delivery", () => {
     const merchantId = await h.fixtures.merchant();
     const r = await receiver(() => ({ status: 503 }));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    h.startPipeline([merchantId], { retrySchedule: [0, 50] });
+    h.startPipeline({ retrySchedule: [0, 50] });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
     const delivery = await waitFor("FAILED", async () => {
@@ -109,7 +109,7 @@ describe("webhook delivery", () => {
       previousSecret,
       previousExpiresAt: new Date(Date.now() - 1_000).toISOString(),
     });
-    h.startPipeline([merchantId]);
+    h.startPipeline();
     await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
     await waitFor("both deliveries", () => r.requests.length === 2);
@@ -134,7 +134,7 @@ describe("webhook delivery", () => {
     let release: (() => void) | undefined;
     const r = await receiver(() => new Promise((resolve) => (release = () => resolve({ status: 200 }))));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    const pipeline = h.startPipeline([merchantId]);
+    const pipeline = h.startPipeline();
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     await waitFor("the request to be held", () => r.requests.length === 1);
 

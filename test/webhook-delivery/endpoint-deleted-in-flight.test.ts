@@ -1,7 +1,7 @@
-import { claimDueDeliveries } from "@subdata/webhook/delivery-claim-repository";
-import { ingestEvent } from "@subdata/webhook/delivery-repository";
-import { type FinishedAttempt, recordAttempts } from "@subdata/webhook/delivery-record-repository";
-import { renderEventBody } from "@subdata/webhook/event-body";
+import { createClaimRepository } from "../../services/webhook/src/delivery/claim-repository.ts";
+import { ingestEvent } from "../../services/webhook/src/ingest/ingest-repository.ts";
+import { type FinishedAttempt, recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
+import { renderEventBody } from "../../services/webhook/src/ingest/event-body.ts";
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { attemptsOf, newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";
@@ -20,7 +20,7 @@ describe("an endpoint deleted while its attempts are recorded", () => {
     const doomed = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/doomed" });
     const kept = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/kept" });
     await ingestEvent(h.pool, renderEventBody(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 })));
-    const { claimed } = await claimDueDeliveries(h.pool, {
+    const { claimed } = await createClaimRepository(h.pool).claimDue({
       limit: 10,
       healthyCap: 10,
       failingCap: 1,
@@ -28,7 +28,6 @@ describe("an endpoint deleted while its attempts are recorded", () => {
       fullEndpointIds: [],
       leaseMs: 60_000,
       scanLimit: 64,
-      merchantIds: [merchantId],
     });
     expect(claimed.map((d) => d.endpointId).sort()).toEqual([doomed.id, kept.id].sort());
     const finished: FinishedAttempt[] = claimed.map((delivery) => ({

@@ -1,7 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { createEventConsumer, type EventIngester, type IngestSession, type MessageDisposition } from "@subdata/webhook/event-consumer";
-import { connectNats } from "@subdata/webhook/relay-index";
+import { createEventConsumer, type EventIngester, type IngestSession, type MessageDisposition } from "../../services/webhook/src/ingest/event-consumer.ts";
+import { connectNats } from "@subdata/events";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startFaultProxy, type FaultProxy } from "../faults/fault-proxy.ts";
 import { createHarness, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";

@@ -39,7 +39,7 @@ describe("ingest and delivery throughput (figures printed, no timing assertions)
     const publishMs = performance.now() - publishStart;
 
     const start = performance.now();
-    h.startPipeline([merchantId], { concurrency: 16, pollIntervalMs: 1_000 });
+    h.startPipeline({ concurrency: 16, pollIntervalMs: 1_000 });
     await waitFor(
       "every event stored",
       async () => {
@@ -68,7 +68,7 @@ describe("ingest and delivery throughput (figures printed, no timing assertions)
   it.skipIf(endpointCount === 0)("reports publish → receiver latency at a steady publish rate", async () => {
     const merchantId = await h.fixtures.merchant();
     for (let i = 0; i < endpointCount; i++) await h.createEndpoint({ merchantId, url: `${m.receiver.origin}/steady-${i}` });
-    h.startPipeline([merchantId], { concurrency: 16, pollIntervalMs: 1_000 });
+    h.startPipeline({ concurrency: 16, pollIntervalMs: 1_000 });
     const subscriptions = Array.from({ length: subscriptionCount }, () => newSubscriptionId());
     const publishedAt = new Map<string, number>();
     const first = arrivals.length;

@@ -5,7 +5,7 @@ import {
   type EventIngester,
   type IngestSession,
   type MessageDisposition,
-} from "@subdata/webhook/event-consumer";
+} from "../../services/webhook/src/ingest/event-consumer.ts";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { newSubscriptionId, waitFor } from "./support/harness.ts";
@@ -90,10 +90,10 @@ describe("batched event ingest", () => {
     await h.createEndpoint({ merchantId, url: r.origin });
     const lease = { leaseMs: 2_000 };
     child = await startPipelineProcess({
-      DATABASE_URL: inject("roleDatabaseUrls").webhook,
+      DATABASE_URL: h.webhookDatabaseUrl,
       NATS_URL: inject("natsUrl"),
       SUBDATA_WEBHOOK_SECRET_KEY: h.secretKey,
-      PIPELINE_SETTINGS: JSON.stringify(h.settings([merchantId], { ...lease, consumerName: "ingest-failover-test" })),
+      PIPELINE_SETTINGS: JSON.stringify(h.settings({ ...lease, consumerName: "ingest-failover-test" })),
     });
     const subscriptions = Array.from({ length: 10 }, () => newSubscriptionId());
     const versions = 30;
@@ -104,7 +104,7 @@ describe("batched event ingest", () => {
     // The child leads: it alone is running when the first events arrive.
     await h.publish({ merchantId, subscriptionId: subscriptions[0]!, version: 1 });
     await waitFor("the child to store the first event", async () => (await storedCount()) === 1);
-    h.startPipeline([merchantId], { ...lease, consumerName: "ingest-failover-test" });
+    h.startPipeline({ ...lease, consumerName: "ingest-failover-test" });
 
     const publishVersions = async (from: number, to: number) => {
       for (let version = from; version <= to; version++) {

@@ -25,7 +25,7 @@ describe("delivery order", () => {
       return { status: 200 };
     });
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    h.startPipeline([merchantId], {
+    h.startPipeline({
       // Enough quick retries that the blocked subscription keeps trying (and does not exhaust) meanwhile.
       retrySchedule: [0, ...Array<number>(300).fill(100)],
       concurrency: 8,
@@ -70,7 +70,7 @@ describe("delivery order", () => {
     const healthy = await h.receiver();
     const slow = await h.createEndpoint({ merchantId, url: hanging.origin });
     const fast = await h.createEndpoint({ merchantId, url: healthy.origin });
-    const pipeline = h.startPipeline([merchantId], { concurrency: 4, perEndpointConcurrency: 2 });
+    const pipeline = h.startPipeline({ concurrency: 4, perEndpointConcurrency: 2 });
 
     const events: SubscriptionEvent[] = [];
     for (let i = 0; i < 8; i++) events.push(await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }));

@@ -20,7 +20,7 @@ describe("delivery outcomes", () => {
     // Three versions queue up behind the first (per-subscription order), then the pipeline starts.
     const events: SubscriptionEvent[] = [];
     for (const version of [1, 2, 3]) events.push(await h.publish({ merchantId, subscriptionId, version }));
-    h.startPipeline([merchantId]);
+    h.startPipeline();
 
     await waitFor("the endpoint disabled", async () => (await endpointRow(endpoint.id)).status === "DISABLED");
     expect((await endpointRow(endpoint.id)).disabled_reason).toBe("receiver answered 410 Gone");
@@ -45,7 +45,7 @@ describe("delivery outcomes", () => {
     const merchantId = await h.fixtures.merchant();
     const r = await receiver(() => ({ status: 429, headers: { "retry-after": "120" }, body: "slow down" }));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    h.startPipeline([merchantId], { retrySchedule: [0, 100, 100] });
+    h.startPipeline({ retrySchedule: [0, 100, 100] });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
     const delivery = await waitFor("the first attempt recorded", async () => {
@@ -67,7 +67,7 @@ describe("delivery outcomes", () => {
     const target = await receiver();
     const r = await receiver(() => ({ status: 302, headers: { location: `${target.origin}/elsewhere` } }));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    h.startPipeline([merchantId], { retrySchedule: [0] });
+    h.startPipeline({ retrySchedule: [0] });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
     const delivery = await waitFor("FAILED", async () => {
@@ -83,7 +83,7 @@ describe("delivery outcomes", () => {
     const r = await receiver(() => ({ status: 500 }));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
     await h.admin.query("UPDATE webhook_endpoints SET failing_since = now() - interval '6 days' WHERE id = $1", [endpoint.id]);
-    h.startPipeline([merchantId]);
+    h.startPipeline();
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
     await waitFor("the endpoint disabled", async () => (await endpointRow(endpoint.id)).status === "DISABLED");
@@ -96,7 +96,7 @@ describe("delivery outcomes", () => {
     const r = await receiver();
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
     await h.admin.query("UPDATE webhook_endpoints SET failing_since = now() - interval '1 day' WHERE id = $1", [endpoint.id]);
-    h.startPipeline([merchantId]);
+    h.startPipeline();
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     await waitFor("SUCCEEDED", async () => (await deliveryOf(h.admin, endpoint.id, event.id))?.status === "SUCCEEDED");
     expect((await endpointRow(endpoint.id)).failing_since).toBeNull();
@@ -119,7 +119,7 @@ describe("consuming events", () => {
     const disabled = await h.createEndpoint({ merchantId, url: `${r.origin}/disabled` });
     await h.admin.query("UPDATE webhook_endpoints SET status = 'DISABLED' WHERE id = $1", [disabled.id]);
     const foreign = await h.createEndpoint({ merchantId: otherMerchant, url: `${r.origin}/foreign` });
-    h.startPipeline([merchantId, otherMerchant]);
+    h.startPipeline();
 
     // A poison message first: it is terminated and the stream moves on.
     await h.publishRaw(merchantId, new Uint8Array([0xff, 0xff, 0xff]), "evt_poison_" + merchantId);

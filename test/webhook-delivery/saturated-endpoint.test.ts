@@ -20,7 +20,7 @@ describe("an endpoint at its cap", () => {
     const healthy = await h.receiver();
     await h.createEndpoint({ merchantId: busyMerchant, url: hanging.origin });
     await h.createEndpoint({ merchantId: otherMerchant, url: healthy.origin });
-    const pipeline = h.startPipeline([busyMerchant, otherMerchant], {
+    const pipeline = h.startPipeline({
       concurrency: 4,
       perEndpointConcurrency: 2,
       // Neither the poll nor a timed-out hanging request may free anything during the test.

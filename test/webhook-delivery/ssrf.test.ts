@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attemptsOf, createHarness, deliveryOf, type Harness, newSubscriptionId, waitFor } from "./support/harness.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { attemptsOf, deliveryOf, newSubscriptionId, waitFor } from "./support/harness.ts";
 import { type Receiver, startReceiver } from "./support/receiver.ts";
 
 describe("SSRF protection", () => {
-  let h: Harness;
+  const h = useDeliveryHarness("ssrf");
   let r: Receiver;
 
   beforeAll(async () => {
-    h = await createHarness("ssrf");
-    r = await startReceiver();
-  });
-  afterAll(async () => {
-    await h.close();
-    await r.close();
+    r = await h.receiver();
   });
 
   it("with private targets not allowed, refuses loopback at connect time, by address or by a name resolving to it", async () => {
@@ -24,7 +20,7 @@ describe("SSRF protection", () => {
       `http://[::ffff:127.0.0.1]:${r.port}/mapped`,
     ];
     const endpoints = await Promise.all(targets.map((url) => h.createEndpoint({ merchantId, url })));
-    h.startPipeline([merchantId], { allowPrivate: false, retrySchedule: [0] });
+    h.startPipeline({ allowPrivate: false, retrySchedule: [0] });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
 
     for (const endpoint of endpoints) {
@@ -40,7 +36,7 @@ describe("SSRF protection", () => {
   it("classifies a name that does not resolve as DNS", async () => {
     const merchantId = await h.fixtures.merchant();
     const endpoint = await h.createEndpoint({ merchantId, url: "http://no-such-host.invalid/hook" });
-    h.startPipeline([merchantId], { allowPrivate: false, retrySchedule: [0] });
+    h.startPipeline({ allowPrivate: false, retrySchedule: [0] });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     const delivery = await waitFor("FAILED", async () => {
       const d = await deliveryOf(h.admin, endpoint.id, event.id);
@@ -52,7 +48,7 @@ describe("SSRF protection", () => {
   it("delivers to the same loopback name when the operator allows private targets", async () => {
     const merchantId = await h.fixtures.merchant();
     const endpoint = await h.createEndpoint({ merchantId, url: `http://localhost:${r.port}/allowed` });
-    h.startPipeline([merchantId], { allowPrivate: true });
+    h.startPipeline({ allowPrivate: true });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     await waitFor("SUCCEEDED", async () => (await deliveryOf(h.admin, endpoint.id, event.id))?.status === "SUCCEEDED");
     expect(r.requests.map((q) => q.url)).toEqual(["/allowed"]);
@@ -64,7 +60,7 @@ describe("SSRF protection", () => {
     const port = closed.port;
     await closed.close();
     const endpoint = await h.createEndpoint({ merchantId, url: `http://127.0.0.1:${port}/` });
-    h.startPipeline([merchantId], { allowPrivate: true, retrySchedule: [0] });
+    h.startPipeline({ allowPrivate: true, retrySchedule: [0] });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     const delivery = await waitFor("FAILED", async () => {
       const d = await deliveryOf(h.admin, endpoint.id, event.id);
@@ -77,7 +73,7 @@ describe("SSRF protection", () => {
     const merchantId = await h.fixtures.merchant();
     const silent = await startReceiver(() => new Promise(() => {}));
     const endpoint = await h.createEndpoint({ merchantId, url: silent.origin });
-    h.startPipeline([merchantId], { allowPrivate: true, retrySchedule: [0], requestTimeoutMs: 300 });
+    h.startPipeline({ allowPrivate: true, retrySchedule: [0], requestTimeoutMs: 300 });
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     const delivery = await waitFor("FAILED", async () => {
       const d = await deliveryOf(h.admin, endpoint.id, event.id);

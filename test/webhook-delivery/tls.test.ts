@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSafeHttpClient } from "@subdata/webhook/safe-http-client";
+import { createSafeHttpClient } from "../../services/webhook/src/delivery/safe-http-client.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /** A self-signed certificate for `dnsName`, made with openssl. */

@@ -1,8 +1,7 @@
-import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { createCapturedLogger, createCapturedSpans } from "@subdata/runtime/test-support";
 import { parseTraceparent } from "@subdata/runtime";
-import { createCapturedSpans } from "@subdata/runtime/test-support/captured-spans";
-import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook/pipeline";
-import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/webhook/relay-index";
+import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook";
+import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/relay";
 import { afterEach, describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { deliveryOf, newEventId, newSubscriptionId, waitFor } from "./support/harness.ts";
@@ -23,9 +22,9 @@ describe("webhook trace context", () => {
   });
 
   /** A pipeline whose log lines the test reads ("webhook attempt" carries traceId and spanId). */
-  function startPipeline(merchantId: string): { lines: string[] } {
+  function startPipeline(): { lines: string[] } {
     const { logger, lines } = createCapturedLogger({ name: "test-whd-trace", level: "info" });
-    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings([merchantId]), logger });
+    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings(), logger });
     pipeline.start();
     pipelines.push(pipeline);
     return { lines };
@@ -56,7 +55,7 @@ describe("webhook trace context", () => {
     // The first attempt fails, so the retry shows a second span in the same trace.
     const r = await h.receiver((_request, index) => (index === 0 ? { status: 503 } : { status: 200, body: "ok" }));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    const { lines } = startPipeline(merchantId);
+    const { lines } = startPipeline();
     const event = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1, traceparent: relayed });
 
     await waitFor("the retry to succeed", async () => (await deliveryOf(h.admin, endpoint.id, event.id))?.status === "SUCCEEDED");
@@ -86,7 +85,7 @@ describe("webhook trace context", () => {
     const merchantId = await h.fixtures.merchant();
     const r = await h.receiver((_request, index) => (index % 2 === 0 ? { status: 500 } : { status: 204 }));
     const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
-    const { lines } = startPipeline(merchantId);
+    const { lines } = startPipeline();
     const untraced = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 });
     await waitFor("the untraced event", async () => (await deliveryOf(h.admin, endpoint.id, untraced.id))?.status === "SUCCEEDED");
     const invalid = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1, traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01` });
@@ -113,12 +112,12 @@ describe("webhook trace context", () => {
     const merchantId = await h.fixtures.merchant();
     const r = await h.receiver((_request, index) => (index === 0 ? { status: 503 } : { status: 200, body: "ok" }));
     const endpoint = await h.createEndpoint({ merchantId, url: `${r.origin}/hook?token=receiver-secret` });
-    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings([merchantId]), logger: h.logger, spans });
+    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings(), logger: h.logger, spans });
     pipeline.start();
     pipelines.push(pipeline);
-    // The relay as relay-main wires it, limited to this test's merchant.
+    // The relay as the relay's main.ts wires it, on this test's database.
     const relay = createRelay({
-      repository: createOutboxRepository(h.pool, { merchantIds: [merchantId] }),
+      repository: createOutboxRepository(h.pool),
       publisher: createEventPublisher(h.nc, { stream: h.stream, subjectPrefix: h.subjectPrefix, replicas: 1 }),
       logger: h.logger,
       batchSize: 10,

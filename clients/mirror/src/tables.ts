@@ -103,7 +103,7 @@ export const lineItemColumns: readonly Column[] = [
   ...money("total", "item"),
 ];
 
-export const syncStateColumns: readonly Column[] = [
+const syncStateColumns: readonly Column[] = [
   { name: "singleton", type: "boolean", nullable: false, from: "" },
   { name: "api_url", type: "text", nullable: false, from: "" },
   { name: "phase", type: "text", nullable: false, from: "" },

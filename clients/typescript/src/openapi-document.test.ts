@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createTestGateway } from "@subdata/gateway/test-support/test-gateway";
+import { createTestGateway } from "@subdata/gateway/test-support";
 import { describe, expect, it } from "vitest";
 
 describe("the committed OpenAPI document", () => {

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { authConfigShape } from "@subdata/auth/config";
-import { gatewayConfigShape } from "@subdata/gateway/config";
-import { queryConfigShape } from "@subdata/query/config";
+import { authConfigShape } from "@subdata/auth";
+import { gatewayConfigShape } from "@subdata/gateway";
+import { queryConfigShape } from "@subdata/query";
 import { createLogger, spanExporterFromEnv } from "@subdata/runtime";
-import { webhookConfigShape } from "@subdata/webhook/config";
-import { relayConfigShape } from "@subdata/webhook/relay-config";
+import { webhookConfigShape } from "@subdata/webhook";
+import { relayConfigShape } from "@subdata/relay";
 import type { z } from "zod";
 import { BUNDLE_ENTRIES, bundlePathFor, type BundleName } from "../../build/bundle.ts";
 import { repositoryRoot } from "./render.ts";
@@ -32,7 +32,7 @@ export const processConfigs: Readonly<Record<string, ConfigShape>> = Object.from
  * running it on an environment that turns export on, so every branch reads, and the list follows the
  * code rather than a copy of it.
  */
-export const tracingVariables: readonly string[] = (() => {
+const tracingVariables: readonly string[] = (() => {
   const read = new Set<string>();
   const env = new Proxy<NodeJS.ProcessEnv>({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector.example:4318" }, {
     get(target, name) {

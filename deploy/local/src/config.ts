@@ -5,7 +5,7 @@ import { env, loadConfig } from "@subdata/runtime";
  * The launcher's environment. Everything has a local default: `npm start` must work on a fresh
  * machine with no variables at all. Secrets are not configured here; dev-secrets.ts invents them.
  */
-export const localConfigShape = {
+const localConfigShape = {
   /** Use this Postgres (a superuser/owner connection) instead of the embedded one. */
   DATABASE_URL: env.databaseUrl().optional(),
   NATS_URL: env.url().default("nats://127.0.0.1:4222"),

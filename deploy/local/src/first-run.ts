@@ -7,12 +7,12 @@ import { merchantExists } from "./database.ts";
 import { formatLogLine, prefixLines } from "./log-line.ts";
 import { spawnManaged, type ManagedProcess } from "./managed-process.ts";
 
-export const DEMO_MERCHANT_ID = "mer_demo";
-export const SEED_ENTRY = "services/cli/bin/subdata.js";
+const DEMO_MERCHANT_ID = "mer_demo";
+const SEED_ENTRY = "services/cli/bin/subdata.js";
 const SEED_ARGS = ["seed", "--merchant", DEMO_MERCHANT_ID, "--subscriptions", "2000", "--seed", "42"];
 
 /** First-run steps are remembered by marker files in the data dir, so each happens once. */
-export function markerPath(dataDir: string, name: "seeded" | "demo-key"): string {
+function markerPath(dataDir: string, name: "seeded" | "demo-key"): string {
   return join(dataDir, name);
 }
 

@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   }
 
   let adminUrl: string;
-  const embedded = config.databaseUrl === undefined;
+  let embedded: { clusterDir: string } | undefined;
   if (config.databaseUrl !== undefined) {
     adminUrl = config.databaseUrl;
     say("using DATABASE_URL");
@@ -97,6 +97,7 @@ async function main(): Promise<void> {
     track(postgres.process);
     onStop("postgres", postgres.stop);
     adminUrl = postgres.adminUrl;
+    embedded = { clusterDir: postgres.clusterDir };
   }
   if (shuttingDown) return;
 
@@ -105,9 +106,9 @@ async function main(): Promise<void> {
     say(`started nats-server with JetStream on ${nats.url}`);
     track(nats.process);
     onStop("nats-server", nats.stop);
-  } else if (nats.kind === "missing") {
+  } else if (nats.kind === "missing" || nats.kind === "no-jetstream") {
     say(nats.reason);
-    for (const line of natsHelp) say(line);
+    for (const line of natsHelp(nats)) say(line);
   }
   if (shuttingDown) return;
 
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
   const started = await startServices({
     specs: buildProcessTable({ config, secrets, roleUrls, natsUrl: config.natsUrl }),
     repoRoot,
-    natsAvailable: nats.kind !== "missing",
+    natsAvailable: nats.kind === "external" || nats.kind === "started",
     print,
     onUnexpectedExit(service, exit) {
       if (shuttingDown) return;

@@ -4,6 +4,8 @@ import { createInterface } from "node:readline";
 export interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** Why it never ran (spawn failed: EACCES, ENOENT, …). */
+  error?: NodeJS.ErrnoException;
 }
 
 export interface ManagedProcess {
@@ -54,9 +56,9 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
       running = false;
       resolve({ code, signal });
     });
-    child.once("error", () => {
+    child.once("error", (error) => {
       running = false;
-      resolve({ code: null, signal: null });
+      resolve({ code: null, signal: null, error });
     });
   });
   for (const stream of ["stdout", "stderr"] as const) {

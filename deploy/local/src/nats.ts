@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { connect } from "node:net";
 import { delimiter, join } from "node:path";
+import { connect as connectNats, RequestError } from "@nats-io/transport-node";
 import { spawnManaged, type ManagedProcess } from "./managed-process.ts";
 
 /** True when a NATS server answers at `url`: it greets every TCP client with an `INFO {…}` line. */
@@ -30,10 +31,46 @@ export function findNatsServer(path = process.env.PATH ?? ""): string | undefine
   return folders.map((folder) => join(folder, "nats-server")).find((candidate) => existsSync(candidate));
 }
 
+export type JetStreamCheck =
+  | { state: "enabled" }
+  /** The server answers that it has no JetStream (for this account). */
+  | { state: "disabled"; reason: string }
+  /** The question got no answer: the connection was refused (credentials?) or timed out. */
+  | { state: "unknown"; reason: string };
+
+/**
+ * Asks the NATS at `url` for its JetStream account info (`$JS.API.INFO`). A server started without
+ * `-js` has no responder for it; one with JetStream off for this account answers with an error.
+ */
+async function checkJetStream(url: string, timeoutMs = 2_000): Promise<JetStreamCheck> {
+  let connection;
+  try {
+    connection = await connectNats({ servers: url, timeout: timeoutMs, maxReconnectAttempts: 0 });
+  } catch (error) {
+    return { state: "unknown", reason: `NATS at ${url} (NATS_URL) answers but refused a connection: ${(error as Error).message}` };
+  }
+  try {
+    const reply = await connection.request("$JS.API.INFO", undefined, { timeout: timeoutMs });
+    const info = reply.json<{ error?: { description?: string } }>();
+    if (!info.error) return { state: "enabled" };
+    return { state: "disabled", reason: `NATS at ${url} (NATS_URL) answers, but its JetStream says: ${info.error.description ?? "not enabled"}` };
+  } catch (error) {
+    if (error instanceof RequestError && error.isNoResponders()) {
+      return { state: "disabled", reason: `NATS at ${url} (NATS_URL) answers, but without JetStream: nothing serves the JetStream API (a nats-server started without -js)` };
+    }
+    return { state: "unknown", reason: `NATS at ${url} (NATS_URL) answers, but not to a JetStream request: ${(error as Error).message}` };
+  } finally {
+    await connection.close();
+  }
+}
+
 export type NatsSetup =
   | { kind: "external"; url: string }
   | { kind: "started"; url: string; process: ManagedProcess; stop(): Promise<void> }
-  | { kind: "missing"; url: string; reason: string };
+  /** No NATS answers (or none lets us in), and none could be started. */
+  | { kind: "missing"; url: string; reason: string }
+  /** A NATS answers without JetStream; it holds the port, so none is started there. */
+  | { kind: "no-jetstream"; url: string; reason: string };
 
 export interface EnsureNatsOptions {
   url: string;
@@ -45,11 +82,16 @@ export interface EnsureNatsOptions {
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 /**
- * Uses the NATS at `url` when one answers; otherwise, for a loopback URL, starts a `nats-server`
- * with JetStream on that port. When neither works, reports why (the caller runs what it can).
+ * Uses the NATS at `url` when one answers with JetStream; otherwise, when nothing answers at a loopback
+ * URL, starts a `nats-server` with JetStream on that port. When neither works, reports why (the
+ * caller runs what it can).
  */
 export async function ensureNats(options: EnsureNatsOptions): Promise<NatsSetup> {
-  if (await natsAnswers(options.url)) return { kind: "external", url: options.url };
+  if (await natsAnswers(options.url)) {
+    const jetStream = await checkJetStream(options.url);
+    if (jetStream.state === "enabled") return { kind: "external", url: options.url };
+    return { kind: jetStream.state === "disabled" ? "no-jetstream" : "missing", url: options.url, reason: jetStream.reason };
+  }
   const { hostname, port } = new URL(options.url);
   if (!LOOPBACK.has(hostname)) {
     return { kind: "missing", url: options.url, reason: `no NATS answers at ${options.url} (not a local address, so none is started)` };
@@ -89,9 +131,20 @@ export async function ensureNats(options: EnsureNatsOptions): Promise<NatsSetup>
   };
 }
 
-export const natsHelp = [
-  "NATS JetStream is needed for events and webhooks; the webhook service and the outbox relay are skipped.",
-  "  Get it: apt-get install nats-server (Debian/Ubuntu), brew install nats-server (macOS),",
-  "  or a binary from https://github.com/nats-io/nats-server/releases onto your PATH;",
-  "  or run one: docker run -p 4222:4222 nats:2.9 -js; or point NATS_URL at one.",
-];
+/** What to do, after the reason, when there is no usable NATS. */
+export function natsHelp(setup: NatsSetup): string[] {
+  const needed = "NATS JetStream is needed for events and webhooks; the webhook service and the outbox relay are skipped.";
+  if (setup.kind === "no-jetstream") {
+    return [
+      needed,
+      "  Restart that server with JetStream (nats-server -js, or `jetstream {}` in its config file),",
+      `  or stop it so that npm start runs its own nats-server -js there, or point NATS_URL at a NATS with JetStream.`,
+    ];
+  }
+  return [
+    needed,
+    "  Get it: apt-get install nats-server (Debian/Ubuntu), brew install nats-server (macOS),",
+    "  or a binary from https://github.com/nats-io/nats-server/releases onto your PATH;",
+    "  or run one: docker run -p 4222:4222 nats:2.9 -js; or point NATS_URL at one.",
+  ];
+}

@@ -18,8 +18,8 @@
  * A heap growing factor of 2 (--heap-growing-percent=100): with V8's own factor the old-space limit sat
  * ~15 MB above a ~25 MB live heap, less than the young generation, so V8 began incremental marking right
  * after every full collection: under list-page load the gateway ran a mark-compact every ~130 ms (80–100
- * per run against ~60 scavenges). At 2 it runs 25–45; gateway CPU per list page 590 against 753–990 µs in
- * the full runs before, peak RSS +15–20 MB (docs/decisions.md, "V8 heap growing factor").
+ * per run against ~60 scavenges). At 2 it runs 25–45; gateway CPU per list page 590 against 753–990 µs with
+ * V8's factor, peak RSS +15–20 MB (docs/decisions.md, "V8 heap growing factor").
  */
 /** Flags Node accepts in NODE_OPTIONS: the image sets them there, so a Deployment can override them. */
 export const NODE_OPTIONS_FLAGS: readonly string[] = ["--max-semi-space-size=8", "--max-old-space-size=128"];

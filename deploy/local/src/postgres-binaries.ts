@@ -1,10 +1,16 @@
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { arch, platform } from "node:os";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 export interface PostgresBinaries {
   initdb: string;
   postgres: string;
+  /** The folder holding bin/, lib/ and share/: the binaries find their libraries and data relative to it. */
+  nativeDir: string;
+  /** `<package>@<version>`, to tell whether a copy of the binaries is still the installed one. */
+  source: string;
 }
 
 /**
@@ -27,6 +33,13 @@ export async function findPostgresBinaries(): Promise<PostgresBinaries> {
         `set DATABASE_URL to use another Postgres`,
     );
   }
-  const binaries = (await import(pathToFileURL(entry).href)) as PostgresBinaries;
-  return { initdb: binaries.initdb, postgres: binaries.postgres };
+  const binaries = (await import(pathToFileURL(entry).href)) as { initdb: string; postgres: string };
+  // The entry is <package>/dist/index.js; package.json sits one folder above dist/.
+  const manifest = JSON.parse(readFileSync(join(dirname(entry), "..", "package.json"), "utf8")) as { version: string };
+  return {
+    initdb: binaries.initdb,
+    postgres: binaries.postgres,
+    nativeDir: dirname(dirname(binaries.initdb)),
+    source: `${packageName}@${manifest.version}`,
+  };
 }

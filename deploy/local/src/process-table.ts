@@ -98,7 +98,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
     },
     {
       name: "relay",
-      entry: "services/webhook/src/relay-main.ts",
+      entry: "services/relay/src/main.ts",
       port: config.ports.relayHealth,
       // Ready once a round reached both Postgres and NATS.
       readiness: { kind: "http", path: "/readyz" },

@@ -58,7 +58,7 @@ export async function startServices(options: StartServicesOptions): Promise<{ ru
       continue;
     }
     if (spec.needsNats && !options.natsAvailable) {
-      skipped.push({ spec, reason: "needs NATS" });
+      skipped.push({ spec, reason: "needs NATS JetStream" });
       continue;
     }
     if (spec.port !== undefined && spec.port !== 0 && !(await portIsFree(spec.port))) {

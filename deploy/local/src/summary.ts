@@ -1,11 +1,11 @@
-import { relative } from "node:path";
+import { join, relative } from "node:path";
 import type { NatsSetup } from "./nats.ts";
 import type { RunningService, SkippedService } from "./processes.ts";
 
-export const READY_LINE = "subdata is ready";
+const READY_LINE = "subdata is ready";
 
 /** A connection string without its password, for display. */
-export function withoutPassword(url: string): string {
+function withoutPassword(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = "";
   return parsed.toString();
@@ -16,7 +16,8 @@ export interface SummaryInput {
   dataDir: string;
   devEnvPath: string;
   databaseUrl: string;
-  embeddedPostgres: boolean;
+  /** Where the embedded cluster's data lives; undefined when DATABASE_URL names the server. */
+  embeddedPostgres: { clusterDir: string } | undefined;
   nats: NatsSetup;
   running: readonly RunningService[];
   skipped: readonly SkippedService[];
@@ -44,11 +45,19 @@ export function renderSummary(input: SummaryInput): string[] {
   }
   for (const { spec, reason } of input.skipped) lines.push(row(spec.name, `skipped: ${reason}`));
   const postgres = withoutPassword(input.databaseUrl);
-  lines.push(row("postgres", input.embeddedPostgres ? `${postgres}  (embedded, data in ${show(input.dataDir)}/postgres)` : `${postgres}  (DATABASE_URL)`));
+  const link = join(input.dataDir, "postgres");
+  const embedded = input.embeddedPostgres;
+  let postgresText = `${postgres}  (DATABASE_URL)`;
+  if (embedded) {
+    const where = embedded.clusterDir === link ? show(link) : `${embedded.clusterDir}, linked from ${show(link)}`;
+    postgresText = `${postgres}  (embedded, data in ${where})`;
+  }
+  lines.push(row("postgres", postgresText));
   const natsText = {
     external: `${input.nats.url}  (already running)`,
     started: `${input.nats.url}  (nats-server started here, JetStream data in ${show(input.dataDir)}/nats)`,
     missing: `none: events and webhooks are off`,
+    "no-jetstream": `${input.nats.url}  answers without JetStream: events and webhooks are off`,
   }[input.nats.kind];
   lines.push(row("nats", natsText));
   lines.push(row("settings", `${show(input.devEnvPath)}  (generated secrets and URLs; \`npx subdata …\` reads it)`));

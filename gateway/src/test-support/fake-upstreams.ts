@@ -246,4 +246,4 @@ export function createFakeUpstreams(): FakeUpstreams {
   return fake;
 }
 
-export { ConnectError, Code };
+export { ConnectError };

@@ -7,12 +7,12 @@ import { crc32 } from "node:zlib";
  * us refuse a mistyped or invented key without touching the database. Pure: no I/O besides randomness.
  */
 
-export const API_KEY_PREFIX = "sds_";
+const API_KEY_PREFIX = "sds_";
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
 export const API_KEY_LENGTH = API_KEY_PREFIX.length + RANDOM_LENGTH + CHECKSUM_LENGTH;
 /** "sds_" + 4 characters: enough to tell keys apart in a list, far too little to guess the rest. */
-export const DISPLAY_PREFIX_LENGTH = 8;
+const DISPLAY_PREFIX_LENGTH = 8;
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 // Bytes at or above 248 (= 4 × 62) are thrown away so that byte % 62 is uniform.

@@ -1,4 +1,4 @@
-import type { Queryable } from "./queryable.ts";
+import type { Queryable } from "@subdata/runtime";
 
 /** An api_keys row as the service sees it; timestamps are the exact text Postgres sent. */
 export interface ApiKeyRow {

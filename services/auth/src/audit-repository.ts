@@ -1,5 +1,4 @@
-import { unnestColumns } from "@subdata/runtime";
-import type { Queryable } from "./queryable.ts";
+import { type Queryable, unnestColumns } from "@subdata/runtime";
 
 /** One audit event to insert. Validated by the service: nothing here may make the batch fail. */
 export interface AuditRecord {
@@ -60,7 +59,7 @@ export function createAuditRepository(db: Queryable): AuditRepository {
       // resource_ids is an array per row, and arrays of arrays must be rectangular in Postgres, so the
       // batch's ids travel as one flat array and each row takes its slice [first, last] (1-based; an
       // empty slice when last < first). Against one JSON array per row unpacked with
-      // jsonb_array_elements_text: Postgres CPU per 50-id row 109–111 against 120 µs (docs/benchmarks.md, session 6).
+      // jsonb_array_elements_text: Postgres CPU per 50-id row 109–111 against 120 µs.
       const resourceIds: string[] = [];
       const firstIds: number[] = [];
       const lastIds: number[] = [];

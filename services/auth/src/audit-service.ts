@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, invalidPageToken, type PageTokenCodec, pgTimestampToProto, requireMerchantId, requireNoNul, resolvePageSize } from "@subdata/runtime";
+import { invalidArgument, invalidPageToken, newId, type PageTokenCodec, pgTimestampToProto, requireMerchantId, requireNoNul, resolvePageSize } from "@subdata/runtime";
 import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import {
   AuditService,
@@ -13,7 +13,6 @@ import {
 import { auditRecordFrom } from "./audit-record.ts";
 import type { AuditEventRow, AuditPosition, AuditRepository } from "./audit-repository.ts";
 import type { AuditWriter } from "./audit-writer.ts";
-import { newId } from "./ids.ts";
 
 export interface AuditServiceDeps {
   auditWriter: AuditWriter;
@@ -22,7 +21,7 @@ export interface AuditServiceDeps {
 }
 
 /** Reads per RecordReads call at most (the gateway sends what arrived during one round trip). */
-export const MAX_READS_PER_CALL = 1_000;
+const MAX_READS_PER_CALL = 1_000;
 
 const LIST_METHOD = `${AuditService.typeName}/ListAuditEvents`;
 

@@ -21,8 +21,6 @@ export const authConfigShape = {
   SUBDATA_SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
 };
 
-export type AuthConfig = ReturnType<typeof loadAuthConfig>;
-
 /** The auth service's configuration; throws a ConfigError naming every bad variable. */
 export function loadAuthConfig(source: NodeJS.ProcessEnv) {
   return loadConfig(authConfigShape, source);

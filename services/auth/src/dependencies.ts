@@ -1,9 +1,8 @@
-import { createPageTokenCodec, type Logger } from "@subdata/runtime";
+import { createPageTokenCodec, type Logger, type Queryable } from "@subdata/runtime";
 import { createApiKeyRepository } from "./api-key-repository.ts";
 import { createAuditRepository } from "./audit-repository.ts";
 import { createAuditWriter, type AuditWriter } from "./audit-writer.ts";
 import { createLastUsedTracker } from "./last-used-tracker.ts";
-import type { Queryable } from "./queryable.ts";
 import type { RevocationPublisher } from "./revocation-publisher.ts";
 import type { AuthRouteDeps } from "./routes.ts";
 import { createSecurityEventRepository } from "./security-event-repository.ts";

@@ -1,5 +1,4 @@
-import { unnestColumns } from "@subdata/runtime";
-import type { Queryable } from "./queryable.ts";
+import { type Queryable, unnestColumns } from "@subdata/runtime";
 
 /** Why an authentication failed, as kept in the security log (finer than the API's reasons). */
 export type SecurityEventReason = "missing" | "malformed" | "bad_checksum" | "unknown" | "revoked" | "expired";

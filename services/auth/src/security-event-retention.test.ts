@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createSecurityEventRetention } from "./security-event-retention.ts";
-import { createCapturedLogger } from "@subdata/runtime/test-support/captured-logger";
+import { createCapturedLogger } from "@subdata/runtime/test-support";
 
 const capture = () => createCapturedLogger({ name: "retention-test", level: "debug" });
 

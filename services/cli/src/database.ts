@@ -19,7 +19,7 @@ function hostOf(url: string): string {
 }
 
 /** A connected client with a UTC session; the caller ends it. Connection errors name the host, never the password. */
-export async function connectDatabase(url: string): Promise<pg.Client> {
+async function connectDatabase(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, application_name: "subdata-cli", options: "-c TimeZone=UTC" });
   try {
     await client.connect();

@@ -2,13 +2,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseEnv } from "node:util";
 
-export const DEV_ENV_PATH = join(".subdata", "dev.env");
+const DEV_ENV_PATH = join(".subdata", "dev.env");
 
 /**
  * Finds .subdata/dev.env (written by `npm start`) in `start` or a parent, stopping at the repository
  * root (the first directory holding .git) so a checkout never reads another project's file.
  */
-export function findDevEnvFile(start: string): string | undefined {
+function findDevEnvFile(start: string): string | undefined {
   let dir = start;
   for (;;) {
     const candidate = join(dir, DEV_ENV_PATH);

@@ -1,5 +1,5 @@
 import { unnestColumns } from "@subdata/runtime";
-import type { RekeyingSecretBox } from "@subdata/webhook/secret-box";
+import type { RekeyingSecretBox } from "@subdata/webhook";
 import type pg from "pg";
 
 export const DEFAULT_REENCRYPT_BATCH_SIZE = 500;

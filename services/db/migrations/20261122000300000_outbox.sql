@@ -3,7 +3,7 @@
 -- Change capture for subscriptions: a trigger-fed outbox. Every real change of a subscription row,
 -- by any writer (the app, a migration, psql), inserts exactly one event_outbox row in the writer's own
 -- transaction, so an event exists if and only if the change committed. The relay
--- (services/webhook/src/relay-main.ts) publishes pending rows to JetStream with Nats-Msg-Id = id and
+-- (services/relay/src/main.ts) publishes pending rows to JetStream with Nats-Msg-Id = id and
 -- then sets published_at.
 
 CREATE TABLE event_outbox (

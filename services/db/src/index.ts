@@ -1,2 +1,2 @@
-export { migrate, migrationsDir, type MigrateOptions } from "./migrate.ts";
+export { migrate } from "./migrate.ts";
 export { roleDatabaseUrl, serviceRoles, type ServiceName } from "./roles.ts";

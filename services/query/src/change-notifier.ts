@@ -2,7 +2,7 @@ import { Code } from "@connectrpc/connect";
 import { createPgListener, ErrorReason, errorWithReason, type Logger } from "@subdata/runtime";
 
 /** The channel the feed's commit trigger notifies, with the merchant id as payload. */
-export const CHANGES_CHANNEL = "subdata_changes";
+const CHANGES_CHANNEL = "subdata_changes";
 
 export interface ChangeWaiter {
   /** Resolves at the first commit of the merchant's events after subscribe(), or when the watch has a gap. */

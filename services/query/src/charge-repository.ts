@@ -60,6 +60,3 @@ export function createChargeRepository(pool: Pool): ChargeRepository {
     },
   };
 }
-
-/** The statements' SQL, for tests that EXPLAIN them. */
-export const chargeStatements = { list: LIST_STATEMENTS };

@@ -21,8 +21,6 @@ export const queryConfigShape = {
   SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList(),
 };
 
-export type QueryConfig = ReturnType<typeof loadQueryConfig>;
-
 /** Throws a ConfigError naming every bad variable (never their values). */
 export function loadQueryConfig(environment: NodeJS.ProcessEnv) {
   return loadConfig(queryConfigShape, environment);

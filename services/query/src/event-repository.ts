@@ -1,4 +1,5 @@
-import type { ChangeEventRow, Pool } from "@subdata/runtime";
+import type { ChangeEventRow } from "@subdata/events";
+import type { Pool } from "@subdata/runtime";
 
 /**
  * A place in one merchant's feed: after the event `seq` of the commit at `position`. Positions grow in
@@ -127,6 +128,3 @@ export function createEventRepository(pool: Pool): EventRepository {
     },
   };
 }
-
-/** The statements' SQL, for tests that EXPLAIN them. */
-export const eventStatements = { pageAll: PAGE_ALL, pageTypes: PAGE_TYPES, window: WINDOW, head: HEAD, horizon: HORIZON };

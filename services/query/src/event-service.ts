@@ -1,28 +1,26 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { EventService, ListEventsResponseSchema } from "@subdata/proto/subdata/events/v1/event_service_pb";
+import { changeEventFromRow, eventTypeOf, renderEventBody } from "@subdata/events";
 import {
-  changeEventFromRow,
   ErrorReason,
   errorWithReason,
   invalidArgument,
   invalidPageToken,
-  isEventTypeName,
   type KeysetPosition,
   type PageTokenBinding,
   type PageTokenCodec,
-  renderEventBody,
   requireMerchantId,
 } from "@subdata/runtime";
 import type { ChangeNotifier } from "./change-notifier.ts";
 import { END_OF_COMMIT, type EventRepository, type EventRow, FEED_START, type FeedPosition } from "./event-repository.ts";
 import { utf8 } from "./public-json.ts";
 
-export const DEFAULT_EVENT_PAGE_SIZE = 100;
-export const MAX_EVENT_PAGE_SIZE = 1000;
-export const MAX_WAIT_SECONDS = 30;
+const DEFAULT_EVENT_PAGE_SIZE = 100;
+const MAX_EVENT_PAGE_SIZE = 1000;
+const MAX_WAIT_SECONDS = 30;
 /** Commits one filtered read may look through (EventPageQuery.commitWindow). */
-export const TYPE_FILTER_COMMIT_WINDOW = 5_000;
+const TYPE_FILTER_COMMIT_WINDOW = 5_000;
 
 export interface EventServiceDeps {
   events: EventRepository;
@@ -54,7 +52,7 @@ function resolveEventPageSize(pageSize: number): number {
 /** Valid, distinct and sorted, so the token binding does not depend on how the caller spelled them. */
 function resolveTypes(types: readonly string[]): string[] | null {
   if (types.length === 0) return null;
-  for (const type of types) if (!isEventTypeName(type)) throw invalidArgument("types", `unknown event type ${JSON.stringify(type)}`);
+  for (const type of types) if (eventTypeOf(type) === undefined) throw invalidArgument("types", `unknown event type ${JSON.stringify(type)}`);
   return [...new Set(types)].sort();
 }
 

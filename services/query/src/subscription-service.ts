@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, resolvePageSize, splitPage } from "@subdata/runtime";
+import { cursorToPosition, invalidArgument, isIdWithPrefix, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, resolvePageSize, splitPage } from "@subdata/runtime";
 import {
   GetSubscriptionResponseSchema,
   ListChargesResponseSchema,
@@ -10,7 +10,6 @@ import {
 import { subscriptionStatusToDb } from "./db-enums.ts";
 import type { ChargeRepository } from "./charge-repository.ts";
 import { chargeJson, jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
-import { isIdWithPrefix } from "./request-fields.ts";
 import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";
 import type { SubscriptionRepository } from "./subscription-repository.ts";
 

@@ -1,8 +1,8 @@
 /**
  * Group commit: callers write one item each and wait; items that arrive while a flush is running are
  * queued and written together by the next flush, which starts as soon as the previous one finished.
- * There is no timer: an idle writer flushes a lone item at once (a fixed window collapsed
- * single-connection throughput in measurements.md), and under load batches grow by themselves.
+ * There is no timer: an idle writer flushes a lone item at once (a fixed window caps a single caller
+ * at one item per window), and under load batches grow by themselves.
  *
  * Used for audit rows (an INSERT per batch in the auth service) and for audit calls (one RecordReads
  * RPC per batch in the gateway).

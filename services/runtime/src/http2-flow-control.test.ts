@@ -36,7 +36,7 @@ async function settle(read: () => number): Promise<number> {
 }
 
 describe("HTTP/2 connection windows of internal hops", () => {
-  // Regression: only the per-stream window was raised, so 64 concurrent page responses shared 64 KB.
+  // Raising only the per-stream window would leave 64 concurrent page responses sharing 64 KB.
   it("a service transport opens its sessions with a wide connection-level receive window", async () => {
     const { baseUrl, sessions } = await startServer();
     const transport = createServiceTransport({ baseUrl, serviceToken: "x".repeat(32) });

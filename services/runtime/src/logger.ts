@@ -6,7 +6,7 @@ export type { Logger };
  * Paths pino censors wherever they appear in a log line. Keys, secrets, tokens and credentials must
  * never reach a log, whoever logs them.
  */
-export const redactedPaths = [
+const redactedPaths = [
   "authorization",
   "*.authorization",
   "headers.authorization",

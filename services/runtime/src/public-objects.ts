@@ -90,7 +90,7 @@ function enumName(names: Record<number, string>, value: number, what: string): s
   return name;
 }
 
-export function subscriptionStatusName(status: SubscriptionStatus): string {
+function subscriptionStatusName(status: SubscriptionStatus): string {
   return enumName(SubscriptionStatus, status, "subscription status");
 }
 

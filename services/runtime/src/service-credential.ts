@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, type Interceptor } from "@connectrpc/connect";
 import { ErrorReason, errorWithReason } from "./errors.ts";
 
 /** Services that answer without the credential: Kubernetes' gRPC probes cannot send headers. */
@@ -39,4 +39,3 @@ export function sendServiceCredential(serviceToken: string): Interceptor {
   };
 }
 
-export { ConnectError };

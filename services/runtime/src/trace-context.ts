@@ -25,9 +25,9 @@ export interface TraceContext {
   requestId?: string;
 }
 
-export const TRACEPARENT_HEADER = "traceparent";
-export const TRACESTATE_HEADER = "tracestate";
-export const REQUEST_ID_HEADER = "request-id";
+const TRACEPARENT_HEADER = "traceparent";
+const TRACESTATE_HEADER = "tracestate";
+const REQUEST_ID_HEADER = "request-id";
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;

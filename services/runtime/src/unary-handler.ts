@@ -27,8 +27,8 @@ import { codeToHttpStatus, errorToJsonBytes, parseTimeout } from "@connectrpc/co
  * GET, compression, streaming, unknown paths) goes to that adapter unchanged.
  *
  * Why: connect-node spends per call on universal request/response adapters, async iterables and an
- * AbortSignal aborted at the end of every call, whose DOMException alone was 3 % of the query
- * service's CPU. The query service answers one such call per page served (docs/benchmarks.md).
+ * AbortSignal aborted at the end of every call, whose DOMException alone costs about 3 % of the
+ * query service's CPU. The query service answers one such call per page served (docs/benchmarks.md).
  */
 
 type AnyMethod = DescMethodUnary<DescMessage, DescMessage>;

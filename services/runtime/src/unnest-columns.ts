@@ -1,7 +1,6 @@
 /**
  * Batch statements pass their rows to Postgres as `unnest($1::text[], $2::int[], …)`, which wants one
- * array per column rather than one object per row; building those parallel arrays by hand was repeated
- * in seven places. `unnestColumns(rows, [(r) => r.id, (r) => r.count])` returns `[ids, counts]`: one
+ * array per column rather than one object per row. `unnestColumns(rows, [(r) => r.id, (r) => r.count])` returns `[ids, counts]`: one
  * array per picker, in picker order (the order of the statement's $n), each typed from its picker.
  */
 export type UnnestColumns<Pickers extends readonly ((row: never) => unknown)[]> = {

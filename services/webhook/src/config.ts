@@ -1,6 +1,6 @@
 import { env, loadConfig } from "@subdata/runtime";
 import { z } from "zod";
-import { deliveryPipelineConfigShape } from "./delivery-config.ts";
+import { deliveryPipelineConfigShape } from "./pipeline-config.ts";
 
 const BASE64_KEY = /^[A-Za-z0-9+/]+={0,2}$/;
 
@@ -16,7 +16,7 @@ function webhookSecretKey() {
 /** The webhook service's environment, validated at start-up; secrets have no default anywhere. */
 export const webhookConfigShape = {
   // The delivery pipeline's variables (SUBDATA_WEBHOOK_ALLOW_PRIVATE, SUBDATA_WEBHOOK_RETRY_SCHEDULE,
-  // SUBDATA_EVENTS_STREAM, …): one process, one validated environment.
+  // NATS_URL, SUBDATA_EVENTS_STREAM, …): one process, one validated environment.
   ...deliveryPipelineConfigShape,
   HOST: env.host(),
   PORT: env.port(8093),
@@ -33,7 +33,6 @@ export const webhookConfigShape = {
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
   /** Comma-separated further secrets whose page tokens are honoured (never signed with) during a rotation. */
   SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList(),
-  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
   /** Base64 of exactly 32 random bytes: seals signing secrets at rest (AES-256-GCM). */
   SUBDATA_WEBHOOK_SECRET_KEY: webhookSecretKey(),
   /**
@@ -47,8 +46,6 @@ export const webhookConfigShape = {
    */
   SUBDATA_WEBHOOK_ALLOW_PRIVATE: env.boolean(false),
 };
-
-export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 
 /** Throws a ConfigError naming every bad variable (never their values). */
 export function loadWebhookConfig(environment: NodeJS.ProcessEnv) {

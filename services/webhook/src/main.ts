@@ -1,10 +1,10 @@
-import { createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
+import { createBackoff, createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, sleep, startMetricsServer } from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
-import { registerConsumerMetrics } from "./consumer-metrics.ts";
-import { createDeliveryMetrics } from "./delivery-metrics.ts";
-import { connectNats } from "./event-stream.ts";
-import { createDeliveryPipeline, type DeliveryPipeline, deliveryPipelineSettings } from "./pipeline.ts";
-import { createBackoff, sleep } from "./relay-backoff.ts";
+import { registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
+import { createDeliveryMetrics } from "./delivery/delivery-metrics.ts";
+import { connectNats } from "@subdata/events";
+import { createDeliveryPipeline, type DeliveryPipeline } from "./pipeline.ts";
+import { deliveryPipelineSettings } from "./pipeline-config.ts";
 import { createSecretBox } from "./secret-box.ts";
 import { createWebhookServer } from "./server.ts";
 

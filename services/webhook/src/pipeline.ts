@@ -1,21 +1,14 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger, Pool, SpanExporter } from "@subdata/runtime";
-import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./deliver-webhook.ts";
-import { type DeliveryPipelineSettings, formatDuration } from "./delivery-config.ts";
-import { type DeliveryWakeups, listenForDeliveries } from "./delivery-repository.ts";
-import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery-worker.ts";
-import { createEventConsumer } from "./event-consumer.ts";
-import { createEventIngester } from "./ingest-event.ts";
-import { createSafeHttpClient, type Resolver } from "./safe-http-client.ts";
+import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./delivery/deliver-webhook.ts";
+import { type DeliveryPipelineSettings, formatDuration } from "./pipeline-config.ts";
+import { type DeliveryWakeups, listenForDeliveries } from "./delivery/delivery-wakeups.ts";
+import { createClaimRepository } from "./delivery/claim-repository.ts";
+import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery/delivery-worker.ts";
+import { createEventConsumer } from "./ingest/event-consumer.ts";
+import { createEventIngester } from "./ingest/event-ingester.ts";
+import { createSafeHttpClient, type Resolver } from "./delivery/safe-http-client.ts";
 import type { SecretBox } from "./secret-box.ts";
-
-export {
-  deliveryPipelineConfigShape,
-  deliveryPipelineSettings,
-  type DeliveryPipelineConfig,
-  type DeliveryPipelineSettings,
-} from "./delivery-config.ts";
-export { DELIVERY_CHANNEL } from "./delivery-repository.ts";
 
 /**
  * The webhook delivery pipeline: the JetStream consumer that turns events into stored deliveries, and
@@ -31,7 +24,7 @@ export interface DeliveryPipelineDeps {
   config: DeliveryPipelineSettings;
   logger: Logger;
   clock?: Clock;
-  /** Host name resolution for webhook targets (tests only). */
+  /** Host name resolution for webhook targets; the system resolver unless given (a test points names at its receivers). */
   resolve?: Resolver;
   /** Called after each attempt was recorded (main.ts feeds the delivery metrics). */
   onAttempt?: DeliveryWorkerOptions["onAttempt"];
@@ -60,6 +53,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
   });
   const worker = createDeliveryWorker({
     pool: deps.pool,
+    claims: createClaimRepository(deps.pool),
     secretBox: deps.secretBox,
     sender: createWebhookSender({ http, clock: deps.clock ?? systemClock }),
     logger,
@@ -71,7 +65,6 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     retrySchedule: config.retrySchedule,
     disableAfterMs: config.disableAfterMs,
     disableReason: `no successful delivery for ${formatDuration(config.disableAfterMs)}`,
-    merchantIds: config.merchantIds,
     onAttempt: deps.onAttempt,
     spans: deps.spans,
   });
@@ -96,7 +89,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     start() {
       if (started) return;
       started = true;
-      if (config.listen ?? true) wakeups = listenForDeliveries(deps.pool, () => worker.wake(), logger);
+      wakeups = listenForDeliveries(deps.pool, () => worker.wake(), logger);
       worker.start();
       consumer.start();
     },

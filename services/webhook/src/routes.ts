@@ -1,8 +1,8 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { WebhookDeliveryService } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { createDeliveryService, type DeliveryServiceDeps } from "./delivery-service.ts";
-import { createEndpointService, type EndpointServiceDeps } from "./endpoint-service.ts";
+import { createDeliveryService, type DeliveryServiceDeps } from "./api/delivery-service.ts";
+import { createEndpointService, type EndpointServiceDeps } from "./api/endpoint-service.ts";
 
 export type WebhookRoutesDeps = EndpointServiceDeps & DeliveryServiceDeps;
 

@@ -8,12 +8,12 @@ import {
   type Logger,
   type Pool,
 } from "@subdata/runtime";
-import { createDeliveryQueryRepository } from "./delivery-query-repository.ts";
-import { createDeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
-import { createEndpointRepository } from "./endpoint-repository.ts";
+import { createDeliveryQueryRepository } from "./api/delivery-query-repository.ts";
+import { createDeliveryScheduleRepository } from "./api/delivery-schedule-repository.ts";
+import { createEndpointRepository } from "./api/endpoint-repository.ts";
 import { createWebhookRoutes, webhookServiceNames } from "./routes.ts";
 import type { SecretBox } from "./secret-box.ts";
-import { createUrlPolicy, type ResolveHost } from "./url-policy.ts";
+import { createUrlPolicy, type ResolveHost } from "./api/url-policy.ts";
 
 export interface WebhookServerDeps {
   /** A pool of the subdata_webhook role. The caller owns it. */

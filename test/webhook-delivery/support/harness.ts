@@ -7,16 +7,16 @@ import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
-import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook/pipeline";
-import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook/secret-box";
+import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook";
+import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook";
 import { inject } from "vitest";
 import { createFixtures, type Fixtures } from "../../support/fixtures.ts";
+import { createTestDatabase } from "../../support/test-database.ts";
 
 /**
- * Everything a delivery test needs, per test file: the webhook role's pool, an admin pool for fixtures
- * and assertions, a NATS connection, a JetStream stream and subject prefix of its own (named with the
- * run id and the file's tag), and pipelines scoped to the merchants a test made, so files sharing the
- * run's database never deliver each other's rows.
+ * Everything a delivery test needs: a database of its own (a pipeline delivers every due row of its
+ * database), the webhook role's pool and an admin pool for fixtures and assertions on it, a NATS
+ * connection, and a JetStream stream and subject prefix of its own (named with the run id and the tag).
  */
 
 export interface EndpointOptions {
@@ -54,8 +54,10 @@ export interface Harness {
   /** Publishes a subscription event as the relay would; returns it. */
   publish(options: EventOptions): Promise<SubscriptionEvent>;
   publishRaw(subjectMerchantId: string, data: Uint8Array, id: string): Promise<void>;
-  settings(merchantIds: string[], overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipelineSettings;
-  startPipeline(merchantIds: string[], overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipeline;
+  /** The URL of this harness's database for the webhook role (for a pipeline in another process). */
+  webhookDatabaseUrl: string;
+  settings(overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipelineSettings;
+  startPipeline(overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipeline;
   close(): Promise<void>;
 }
 
@@ -105,8 +107,9 @@ export async function createHarness(tag: string): Promise<Harness> {
   const runId = inject("runId");
   const stream = `${runId}_whd_${tag}`;
   const subjectPrefix = `${runId}.whd.${tag}`;
-  const admin = createPool({ connectionString: inject("adminDatabaseUrl"), applicationName: `test-whd-${tag}-admin` });
-  const pool = createPool({ connectionString: inject("roleDatabaseUrls").webhook, applicationName: `test-whd-${tag}`, max: 6 });
+  const database = await createTestDatabase(`whd_${tag}`);
+  const admin = createPool({ connectionString: database.adminUrl, applicationName: `test-whd-${tag}-admin` });
+  const pool = createPool({ connectionString: database.roleUrls.webhook, applicationName: `test-whd-${tag}`, max: 6 });
   const nc = await connect({ servers: inject("natsUrl"), name: `test-whd-${tag}` });
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`], storage: StorageType.Memory });
@@ -116,7 +119,7 @@ export async function createHarness(tag: string): Promise<Harness> {
   const logger = createLogger({ name: `test-whd-${tag}`, level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const pipelines: DeliveryPipeline[] = [];
 
-  const settings = (merchantIds: string[], overrides: Partial<DeliveryPipelineSettings> = {}): DeliveryPipelineSettings => ({
+  const settings = (overrides: Partial<DeliveryPipelineSettings> = {}): DeliveryPipelineSettings => ({
     allowPrivate: true,
     retrySchedule: [0, 100, 100],
     concurrency: 8,
@@ -127,7 +130,6 @@ export async function createHarness(tag: string): Promise<Harness> {
     requestTimeoutMs: 5_000,
     pollIntervalMs: 200,
     storeRetryMs: 500,
-    merchantIds,
     ...overrides,
   });
 
@@ -141,6 +143,7 @@ export async function createHarness(tag: string): Promise<Harness> {
     subjectPrefix,
     fixtures: createFixtures(admin),
     logger,
+    webhookDatabaseUrl: database.roleUrls.webhook,
     async createEndpoint(options) {
       const secret = options.secret ?? generateSigningSecret();
       const { rows } = await admin.query<{ id: string }>("SELECT subdata_new_id('we') AS id");
@@ -171,8 +174,8 @@ export async function createHarness(tag: string): Promise<Harness> {
       await js.publish(`${subjectPrefix}.subscription.${merchantId}`, data, { msgID: id });
     },
     settings,
-    startPipeline(merchantIds, overrides) {
-      const pipeline = createDeliveryPipeline({ pool, nats: nc, secretBox, config: settings(merchantIds, overrides), logger });
+    startPipeline(overrides) {
+      const pipeline = createDeliveryPipeline({ pool, nats: nc, secretBox, config: settings(overrides), logger });
       pipeline.start();
       pipelines.push(pipeline);
       return pipeline;
@@ -183,20 +186,12 @@ export async function createHarness(tag: string): Promise<Harness> {
       await nc.close();
       await pool.end();
       await admin.end();
+      await database.drop();
     },
   };
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor } from "../../support/wait-for.ts";
 
 export interface DeliveryState {
   id: string;

@@ -1,7 +1,7 @@
 import { connect } from "@nats-io/transport-node";
 import { createLogger, createPool } from "@subdata/runtime";
-import { createDeliveryPipeline, type DeliveryPipelineSettings } from "@subdata/webhook/pipeline";
-import { createSecretBox } from "@subdata/webhook/secret-box";
+import { createDeliveryPipeline, type DeliveryPipelineSettings } from "@subdata/webhook";
+import { createSecretBox } from "@subdata/webhook";
 
 // A webhook delivery pipeline in a process of its own, so a test can SIGKILL it mid-delivery.
 // Env: DATABASE_URL, NATS_URL, SUBDATA_WEBHOOK_SECRET_KEY, PIPELINE_SETTINGS (JSON settings).

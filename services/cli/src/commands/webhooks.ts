@@ -1,14 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema, type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
-import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
+import { eventTypeName, eventTypeNames, eventTypeOf } from "@subdata/events";
+import type { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type Delivery, DeliveryStatus } from "@subdata/proto/subdata/webhook/v1/delivery_pb";
 import { WebhookDeliveryService } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
 import { type Endpoint, EndpointStatus } from "@subdata/proto/subdata/webhook/v1/endpoint_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
 import { ConfigError, createServiceTransport, loadConfig, timestampToRfc3339Millis } from "@subdata/runtime";
-import { webhookConfigShape } from "@subdata/webhook/config";
-import { createSecretBox } from "@subdata/webhook/secret-box";
+import { createSecretBox, webhookConfigShape } from "@subdata/webhook";
 import type { CliContext, RegisterCommands } from "../cli-context.ts";
 import { CliError, configError } from "../cli-error.ts";
 import { databaseUrlSetting, withDatabase } from "../database.ts";
@@ -58,12 +58,6 @@ async function withWebhookService<T>(context: CliContext, work: (clients: Webhoo
   }
 }
 
-const EVENT_TYPES: Record<string, EventType> = {
-  "subscription.created": EventType.SUBSCRIPTION_CREATED,
-  "subscription.updated": EventType.SUBSCRIPTION_UPDATED,
-  "subscription.deleted": EventType.SUBSCRIPTION_DELETED,
-};
-const EVENT_TYPE_NAMES = new Map(Object.entries(EVENT_TYPES).map(([name, type]) => [type, name]));
 
 function parseEventTypes(text: string): EventType[] {
   return text
@@ -71,9 +65,8 @@ function parseEventTypes(text: string): EventType[] {
     .map((part) => part.trim())
     .filter((part) => part !== "")
     .map((name) => {
-      // Own keys only: "__proto__" or "toString" would find Object.prototype's members.
-      const type = Object.hasOwn(EVENT_TYPES, name) ? EVENT_TYPES[name] : undefined;
-      if (type === undefined) throw new CliError(`--events takes ${Object.keys(EVENT_TYPES).join(", ")}; got "${name}"`);
+      const type = eventTypeOf(name);
+      if (type === undefined) throw new CliError(`--events takes ${eventTypeNames.join(", ")}; got "${name}"`);
       return type;
     });
 }
@@ -117,7 +110,7 @@ function endpointJson(endpoint: Endpoint) {
     merchant_id: endpoint.merchantId,
     url: endpoint.url,
     description: endpoint.description,
-    event_types: endpoint.eventTypes.map((type) => EVENT_TYPE_NAMES.get(type) ?? String(type)),
+    event_types: endpoint.eventTypes.map((type) => eventTypeName(type) ?? String(type)),
     status: EndpointStatus[endpoint.status],
     disabled_reason: endpoint.disabledReason === "" ? null : endpoint.disabledReason,
     created_at: timeText(endpoint.createdAt),
@@ -131,7 +124,7 @@ function deliveryJson(delivery: Delivery) {
     id: delivery.id,
     endpoint_id: delivery.endpointId,
     event_id: delivery.eventId,
-    event_type: EVENT_TYPE_NAMES.get(delivery.eventType) ?? null,
+    event_type: eventTypeName(delivery.eventType) ?? null,
     subscription_id: delivery.subscriptionId,
     version: Number(delivery.version),
     status: DeliveryStatus[delivery.status],

@@ -19,7 +19,7 @@ export interface Random {
 }
 
 /** cyrb128: a 128-bit string hash, used only to spread a seed text over the generator's state. */
-export function hashSeed(text: string): [number, number, number, number] {
+function hashSeed(text: string): [number, number, number, number] {
   let h1 = 1779033703;
   let h2 = 3144134277;
   let h3 = 1013904242;

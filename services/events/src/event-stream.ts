@@ -1,0 +1,43 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { z } from "zod";
+
+/**
+ * Where the change events travel: the JetStream stream the relay publishes to and the webhook service
+ * consumes from, its subjects, and the connection both open.
+ */
+
+/** The variables of both ends, spread into the relay's and the webhook service's config shapes. */
+export const eventStreamConfigShape = {
+  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
+  SUBDATA_EVENTS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name").default("SUBDATA_EVENTS"),
+  SUBDATA_EVENTS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated subject tokens without wildcards")
+    .default("subdata.events"),
+} as const;
+
+/** The subject of a merchant's subscription events: `<prefix>.subscription.<merchant_id>`. */
+export function subscriptionEventSubject(subjectPrefix: string, merchantId: string): string {
+  return `${subjectPrefix}.subscription.${merchantId}`;
+}
+
+/** Every merchant's subscription events: `<prefix>.subscription.>`. */
+export function subscriptionEventFilter(subjectPrefix: string): string {
+  return `${subjectPrefix}.subscription.>`;
+}
+
+/**
+ * A NATS connection that keeps reconnecting forever: both ends outlive NATS restarts. No async
+ * traces: otherwise the client builds an Error (a stack capture) for every request and publish ack
+ * "just in case", about a fifth of the relay's CPU; a failed publish still says what failed.
+ */
+export function connectNats(url: string, name: string): Promise<NatsConnection> {
+  return connect({
+    servers: url,
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1_000,
+    timeout: 5_000,
+    noAsyncTraces: true,
+  });
+}

@@ -1,0 +1,3 @@
+export { eventTypeName, eventTypeNames, eventTypeOf } from "./event-types.ts";
+export { connectNats, eventStreamConfigShape, subscriptionEventFilter, subscriptionEventSubject } from "./event-stream.ts";
+export { changeEventFromRow, renderEventBody, type ChangeEventRow } from "./change-events.ts";

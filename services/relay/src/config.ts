@@ -1,0 +1,34 @@
+import { eventStreamConfigShape } from "@subdata/events";
+import { env, loadConfig } from "@subdata/runtime";
+import { z } from "zod";
+
+/** The relay's environment. It connects to Postgres as subdata_webhook (DATABASE_URL). */
+export const relayConfigShape = {
+  HOST: env.host(),
+  /** Plain HTTP liveness/readiness (GET /healthz, /readyz); 0 picks a free port. */
+  SUBDATA_RELAY_HEALTH_PORT: env.port(8094),
+  LOG_LEVEL: env.logLevel(),
+  DATABASE_URL: env.databaseUrl(),
+  /** A connection per round in flight, one for the hourly purge. */
+  DATABASE_POOL_MAX: env.positiveInt(3),
+  DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
+  // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the webhook service's.
+  ...eventStreamConfigShape,
+  /** 1 on one machine; 3 in production (see README.md). */
+  SUBDATA_EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * Rows claimed per transaction; also the bound on publishes in flight per round. 500: a claim, a
+   * mark and a commit cost about the same for 500 rows as for 100, so larger rounds cost less per row.
+   */
+  SUBDATA_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
+  /** Rounds in flight at once: one talks to Postgres while another waits for PubAcks (see relay.ts). */
+  SUBDATA_RELAY_ROUNDS: z.coerce.number().int().min(1).max(8).default(2),
+  /** Fallback poll when no NOTIFY arrives (a lost notification costs at most this much latency). */
+  SUBDATA_RELAY_POLL_INTERVAL_MS: env.positiveInt(1_000),
+  /** Published outbox rows older than this are deleted (JetStream keeps its own copy for max_age). */
+  SUBDATA_RELAY_RETENTION_DAYS: env.positiveInt(7),
+} as const;
+
+export function loadRelayConfig(source: NodeJS.ProcessEnv) {
+  return loadConfig(relayConfigShape, source);
+}

@@ -1,0 +1,102 @@
+import { type Pool, unnestColumns } from "@subdata/runtime";
+import type { OutboxRow } from "./outbox-event.ts";
+
+/** What the relay did with a claimed batch: rows JetStream acknowledged, and rows that failed. */
+export interface BatchOutcome {
+  publishedIds: readonly string[];
+  failures: ReadonlyArray<{ id: string; error: string }>;
+}
+
+export interface OutboxRepository {
+  /**
+   * Claims up to `limit` pending rows in a transaction and hands them to `handle`, then records the
+   * outcome and commits; the row locks keep other relays off these rows until then. Rows come in seq
+   * order, and only rows with no earlier pending row of the same subscription held elsewhere, so
+   * a subscription's events are never published out of order by two relays. If `handle` throws, the
+   * transaction rolls back and every row stays pending.
+   */
+  withClaimedBatch(limit: number, handle: (rows: OutboxRow[]) => Promise<BatchOutcome>): Promise<{ claimed: number; outcome: BatchOutcome }>;
+  /** Deletes published rows older than `retentionDays`, at most `maxRows`; returns how many. */
+  purgePublished(retentionDays: number, maxRows: number): Promise<number>;
+}
+
+// SKIP LOCKED lets several relays (and rounds) claim disjoint batches. A row whose subscription has an
+// earlier pending row outside this claim (locked by another relay or round) is left for later:
+// publishing it now could overtake that earlier event.
+//
+// Those earlier rows are found with one range scan of the pending rows below the claim's highest seq
+// (the claim itself plus whatever others hold there), not with a probe per claimed row: statistics
+// taken while the outbox is drained (the normal state) say "one pending row", and the planner then
+// answers each probe by walking every pending row — claimed × pending rows, 10 s for 500 × 20,000,
+// past the statement timeout, so the relay would stall behind any backlog.
+const CLAIM = `
+WITH claimed AS (
+  SELECT id, seq, merchant_id, subscription_id, event_type, version, occurred_at, payload, attempts
+    FROM event_outbox
+   WHERE published_at IS NULL
+   ORDER BY seq
+   LIMIT $1
+     FOR UPDATE SKIP LOCKED
+), held_elsewhere AS MATERIALIZED (
+  SELECT other.subscription_id, min(other.seq) AS seq
+    FROM event_outbox other
+   WHERE other.published_at IS NULL
+     AND other.seq < (SELECT max(seq) FROM claimed)
+     AND other.id NOT IN (SELECT id FROM claimed)
+   GROUP BY other.subscription_id
+)
+SELECT c.*
+  FROM claimed c
+ WHERE NOT EXISTS (
+   SELECT 1 FROM held_elsewhere earlier
+    WHERE earlier.subscription_id = c.subscription_id
+      AND earlier.seq < c.seq)
+ ORDER BY c.seq`;
+
+const MARK_PUBLISHED = `
+UPDATE event_outbox SET published_at = clock_timestamp(), attempts = attempts + 1
+ WHERE id = ANY ($1::text[])`;
+
+const RECORD_FAILURES = `
+UPDATE event_outbox o SET attempts = o.attempts + 1, last_error = left(f.error, 1000)
+  FROM unnest($1::text[], $2::text[]) AS f (id, error)
+ WHERE o.id = f.id`;
+
+export function createOutboxRepository(pool: Pool): OutboxRepository {
+  return {
+    async withClaimedBatch(limit, handle) {
+      const client = await pool.connect();
+      let broken: unknown;
+      try {
+        await client.query("BEGIN");
+        const { rows } = await client.query<OutboxRow>(CLAIM, [limit]);
+        if (rows.length === 0) {
+          await client.query("COMMIT");
+          return { claimed: 0, outcome: { publishedIds: [], failures: [] } };
+        }
+        const outcome = await handle(rows);
+        if (outcome.publishedIds.length > 0) await client.query(MARK_PUBLISHED, [outcome.publishedIds]);
+        if (outcome.failures.length > 0) {
+          await client.query(RECORD_FAILURES, unnestColumns(outcome.failures, [(f) => f.id, (f) => f.error]));
+        }
+        await client.query("COMMIT");
+        return { claimed: rows.length, outcome };
+      } catch (error) {
+        broken = error;
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        // A client that failed mid-transaction may be in any state: discard it rather than pool it.
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    },
+
+    async purgePublished(retentionDays, maxRows) {
+      const { rows } = await pool.query<{ purged: number }>(
+        "SELECT subdata_purge_published_events(make_interval(days => $1), $2) AS purged",
+        [retentionDays, maxRows],
+      );
+      return rows[0]?.purged ?? 0;
+    },
+  };
+}

@@ -1,0 +1,265 @@
+import { toBinary } from "@bufbuild/protobuf";
+import { subscriptionEventSubject } from "@subdata/events";
+import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
+import { createBackoff, formatTraceparent, type Logger, sleep, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
+import type { EventPublisher, PublishedEvent } from "./event-stream.ts";
+import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
+import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
+
+export interface RelayDeps {
+  repository: OutboxRepository;
+  publisher: EventPublisher;
+  logger: Logger;
+  /** Rows per claim, and so the most publishes in flight per round. */
+  batchSize: number;
+  /**
+   * Rounds in flight at once (default 1). With 2, one round claims and marks in Postgres while another
+   * waits for PubAcks. The rounds claim disjoint rows (SKIP LOCKED) and a round keeps a row only if
+   * no earlier pending row of its subscription is held by the other, exactly as two relays would.
+   */
+  rounds?: number;
+  /** Fallback poll when no notification arrives. */
+  pollIntervalMs: number;
+  /** Delete published rows older than `days`, checked every `everyMs`; unset: no purge. */
+  retention?: { days: number; everyMs: number };
+  /** Called after every round that reached Postgres (metrics). */
+  onRound?: (round: RoundResult) => void;
+  /**
+   * Set only when OTLP export is configured: each publish is then exported as a PRODUCER span, the
+   * parent of every delivery attempt's span. `subjectPrefix` names the subject in its attributes.
+   */
+  tracing?: RelayTracing | undefined;
+}
+
+export interface RelayTracing {
+  spans: SpanExporter;
+  subjectPrefix: string;
+}
+
+export interface RoundResult {
+  claimed: number;
+  published: number;
+  /** Publishes that failed (NATS down, stream full…): worth a backoff. */
+  failed: number;
+  /** Rows that cannot be converted (a bug): retried every round, logged, no backoff. */
+  unconvertible: number;
+}
+
+export interface Relay {
+  /** Starts the claim → publish → mark loop in the background. */
+  start(): void;
+  /** Something was committed to the outbox (NOTIFY): look now rather than at the next poll. */
+  wake(): void;
+  /** One claim/publish/mark round; the loop calls it, tests may too. Throws if the database fails. */
+  runOnce(): Promise<RoundResult>;
+  /** Stops claiming, lets the in-flight batch finish (publish, mark, commit), then resolves. */
+  stop(): Promise<void>;
+  /** Whether the last round reached Postgres and NATS without trouble (for readiness). */
+  readonly healthy: boolean;
+}
+
+/** Publishes one batch: a subscription's rows one after another in seq order, subscriptions in parallel. */
+interface PublishOutcome extends BatchOutcome {
+  failures: Array<{ id: string; error: string; transient: boolean }>;
+}
+
+/**
+ * The span of one publish, under the ids its message's traceparent carries: a receiver's traceparent
+ * names an attempt span whose parent is this one. Named after the subject's template (OTel messaging
+ * conventions: the merchant id in the subject would make one span name per merchant).
+ */
+function exportPublishSpan(
+  tracing: RelayTracing,
+  row: OutboxRow,
+  trace: TraceContext,
+  startMs: number,
+  outcome: { errorType?: string; duplicate?: boolean },
+): void {
+  const template = subscriptionEventSubject(tracing.subjectPrefix, "{merchant_id}");
+  tracing.spans.export({
+    traceId: trace.traceId,
+    spanId: trace.spanId,
+    name: `publish ${template}`,
+    kind: "producer",
+    startMs,
+    endMs: spanClockMs(),
+    attributes: {
+      "messaging.system": "nats",
+      "messaging.operation.name": "publish",
+      "messaging.operation.type": "send",
+      "messaging.destination.name": subscriptionEventSubject(tracing.subjectPrefix, row.merchant_id),
+      "messaging.destination.template": template,
+      "messaging.message.id": row.id,
+      "subdata.merchant_id": row.merchant_id,
+      "subdata.subscription_id": row.subscription_id,
+      "subdata.event_type": row.event_type,
+      // The stream dropped a duplicate's message: deliveries continue the trace of its first copy.
+      ...(outcome.duplicate ? { "subdata.duplicate": true } : {}),
+      ...(outcome.errorType ? { "error.type": outcome.errorType } : {}),
+    },
+    error: outcome.errorType !== undefined,
+  });
+}
+
+async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublisher, logger: Logger, tracing: RelayTracing | undefined): Promise<PublishOutcome> {
+  const chains = new Map<string, OutboxRow[]>();
+  for (const row of rows) {
+    const chain = chains.get(row.subscription_id);
+    if (chain) chain.push(row);
+    else chains.set(row.subscription_id, [row]);
+  }
+  const publishedIds: string[] = [];
+  const failures: PublishOutcome["failures"] = [];
+  await Promise.all(
+    [...chains.values()].map(async (chain) => {
+      for (const row of chain) {
+        let data: Uint8Array;
+        try {
+          data = toBinary(SubscriptionEventSchema, outboxRowToEvent(row));
+        } catch (error) {
+          // A row the relay cannot represent is a bug to fix, not an outage: it blocks only its own
+          // subscription (order forbids skipping it) and does not slow the relay down.
+          logger.error({ err: error, eventId: row.id }, "outbox row cannot be converted to an event");
+          failures.push({ id: row.id, error: `unconvertible: ${(error as Error).message}`, transient: false });
+          return;
+        }
+        // The outbox row has no trace of its own (it is written by a trigger): each event starts one.
+        const trace = startTrace();
+        const startMs = tracing ? spanClockMs() : 0;
+        let ack: PublishedEvent;
+        try {
+          ack = await publisher.publish({
+            id: row.id,
+            type: row.event_type,
+            merchantId: row.merchant_id,
+            data,
+            traceparent: formatTraceparent(trace),
+          });
+        } catch (error) {
+          if (tracing) exportPublishSpan(tracing, row, trace, startMs, { errorType: error instanceof Error ? error.name : "Error" });
+          failures.push({ id: row.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), transient: true });
+          // Later events of this subscription must wait for this one: stop the chain here.
+          return;
+        }
+        if (tracing) exportPublishSpan(tracing, row, trace, startMs, { duplicate: ack.duplicate });
+        logger.debug({ eventId: row.id, traceId: trace.traceId, seq: ack.seq }, "event published");
+        if (ack.duplicate) logger.info({ eventId: row.id, seq: ack.seq }, "event was already in the stream (re-published after a crash)");
+        publishedIds.push(row.id);
+      }
+    }),
+  );
+  return { publishedIds, failures };
+}
+
+export function createRelay(deps: RelayDeps): Relay {
+  const { repository, publisher, logger, batchSize } = deps;
+  const stopping = new AbortController();
+  const rounds = Math.max(1, deps.rounds ?? 1);
+  let woken = false;
+  const wakeWaiters = new Set<() => void>();
+  let loop: Promise<void> | undefined;
+  let healthy = false;
+  let nextPurgeAt = 0;
+
+  function waitForWake(ms: number): Promise<void> {
+    // An aborted signal fires no more "abort" events: a round that ends after stop() must not wait.
+    if (woken || stopping.signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wakeWaiters.delete(done);
+        stopping.signal.removeEventListener("abort", done);
+        resolve();
+      }
+      wakeWaiters.add(done);
+      stopping.signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  async function runOnce(): Promise<RoundResult> {
+    woken = false;
+    let transient: PublishOutcome["failures"] = [];
+    const { claimed, outcome } = await repository.withClaimedBatch(batchSize, async (rows) => {
+      const result = await publishBatch(rows, publisher, logger, deps.tracing);
+      transient = result.failures.filter((failure) => failure.transient);
+      return result;
+    });
+    if (transient.length > 0) {
+      logger.warn(
+        { failed: transient.length, published: outcome.publishedIds.length, firstError: transient[0]?.error },
+        "events not published; they stay pending and will be retried",
+      );
+    } else if (claimed > 0) {
+      logger.debug({ claimed, published: outcome.publishedIds.length }, "published outbox batch");
+    }
+    return {
+      claimed,
+      published: outcome.publishedIds.length,
+      failed: transient.length,
+      unconvertible: outcome.failures.length - transient.length,
+    };
+  }
+
+  async function purgeWhenDue(): Promise<void> {
+    if (!deps.retention || Date.now() < nextPurgeAt) return;
+    nextPurgeAt = Date.now() + deps.retention.everyMs;
+    try {
+      const purged = await repository.purgePublished(deps.retention.days, 10_000);
+      if (purged > 0) logger.info({ purged, retentionDays: deps.retention.days }, "purged published outbox rows");
+    } catch (error) {
+      logger.warn({ err: error }, "outbox purge failed; will try again later");
+    }
+  }
+
+  /** One claim → publish → mark loop; `rounds` of them run side by side. */
+  async function lane(): Promise<void> {
+    const failureBackoff = createBackoff({ initialMs: 200, maxMs: 30_000 });
+    while (!stopping.signal.aborted) {
+      let round: RoundResult;
+      try {
+        round = await runOnce();
+        deps.onRound?.(round);
+      } catch (error) {
+        // Postgres down (or a commit failed): nothing was marked, so everything is retried later.
+        healthy = false;
+        logger.warn({ err: error }, "outbox round failed; backing off");
+        await sleep(failureBackoff.next(), stopping.signal);
+        continue;
+      }
+      if (round.failed > 0) {
+        // NATS down or refusing: the rows stay pending; retry with growing delays.
+        healthy = false;
+        await sleep(failureBackoff.next(), stopping.signal);
+        continue;
+      }
+      healthy = true;
+      failureBackoff.reset();
+      await purgeWhenDue();
+      // A full batch means more may be waiting; otherwise wait for a NOTIFY or the poll.
+      if (round.published < batchSize) await waitForWake(deps.pollIntervalMs);
+    }
+  }
+
+  async function run(): Promise<void> {
+    await Promise.all(Array.from({ length: rounds }, () => lane()));
+  }
+
+  return {
+    start() {
+      loop ??= run();
+    },
+    wake() {
+      woken = true;
+      for (const waiter of [...wakeWaiters]) waiter();
+    },
+    runOnce,
+    async stop() {
+      stopping.abort();
+      await loop;
+    },
+    get healthy() {
+      return healthy;
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import { createLogger, type Pool } from "@subdata/runtime";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { AttemptResult } from "./deliver-webhook.ts";
+import type { ClaimedDelivery, ClaimResult } from "./claim-repository.ts";
+import { createDeliveryWorker, decide } from "./delivery-worker.ts";
+
+const attempt = (status: number | null, errorClass: AttemptResult["errorClass"], retryAfterMs?: number): AttemptResult => ({
+  startedAt: new Date(),
+  latencyMicros: 1000n,
+  status,
+  errorClass,
+  responseBody: "",
+  retryAfterMs,
+  errorMessage: undefined,
+});
+
+describe("decide", () => {
+  const schedule = [0, 5_000, 60_000];
+  const mid = () => 0.5;
+
+  it("a 2xx succeeds", () => {
+    expect(decide(attempt(204, "NONE"), 1, schedule)).toEqual({ kind: "succeeded" });
+  });
+
+  it("410 means gone, even on the last attempt", () => {
+    expect(decide(attempt(410, "HTTP_STATUS"), 3, schedule)).toEqual({ kind: "gone" });
+  });
+
+  it("other failures follow the schedule, then fail for good", () => {
+    expect(decide(attempt(500, "HTTP_STATUS"), 1, schedule, mid)).toEqual({ kind: "retry", delayMs: 5_000 });
+    expect(decide(attempt(null, "TIMEOUT"), 2, schedule, mid)).toEqual({ kind: "retry", delayMs: 60_000 });
+    expect(decide(attempt(302, "HTTP_STATUS"), 3, schedule, mid)).toEqual({ kind: "failed" });
+  });
+
+  it("Retry-After pushes the retry out", () => {
+    expect(decide(attempt(429, "HTTP_STATUS", 30_000), 1, schedule, mid)).toEqual({ kind: "retry", delayMs: 30_000 });
+  });
+});
+
+const logger = createLogger({ name: "delivery-worker-test", level: "silent" });
+const POLL = 1_000;
+const nothingDue: ClaimResult = { claimed: [], deferred: 0, scanned: 0 };
+
+/** Every statement succeeds with no rows: as far as the worker can tell, each recorder flush commits. */
+const committingPool = { connect: async () => ({ query: async () => ({ rows: [] }), release() {} }) } as unknown as Pool;
+
+const claimed = (endpointId: string, n: number): ClaimedDelivery => ({
+  id: `wd_${endpointId}_${n}`,
+  merchantId: "mer_test",
+  endpointId,
+  eventId: `evt_${endpointId}_${n}`,
+  subscriptionId: `sub_${endpointId}_${n}`,
+  version: 1n,
+  attemptNumber: 1,
+  url: "https://receiver.example/hook",
+  body: "{}",
+  traceparent: null,
+  secretCiphertext: Buffer.from("sealed"),
+  previousSecretCiphertext: null,
+  endpointFailing: false,
+});
+
+/**
+ * A worker whose claims are answered from `answers` (then: nothing due) and recorded as the endpoint
+ * ids each one skipped; its POSTs return only when the test calls `respond(eventId)`. Fake timers: the
+ * poll fires only when a test moves the clock.
+ */
+function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>) {
+  const claims: string[][] = [];
+  const posts = new Map<string, () => void>();
+  let recorded = 0;
+  const worker = createDeliveryWorker({
+    pool: committingPool,
+    secretBox: { seal: () => Buffer.alloc(0), open: () => "whsec_test" },
+    sender: { send: (message) => new Promise((resolve) => posts.set(message.eventId, () => resolve(attempt(200, "NONE")))) },
+    logger,
+    concurrency: 8,
+    // Full at 3 or 4 in flight (claimed for again once half of the cap is free).
+    perEndpointConcurrency: 4,
+    failingEndpointConcurrency: 1,
+    leaseMs: 60_000,
+    pollIntervalMs: POLL,
+    retrySchedule: [0],
+    disableAfterMs: 86_400_000,
+    disableReason: "test",
+    claims: {
+      claimDue: async (options) => {
+        claims.push([...options.fullEndpointIds]);
+        return answers.shift() ?? nothingDue;
+      },
+    },
+    onAttempt: () => void recorded++,
+  });
+  return {
+    worker,
+    claims,
+    recorded: () => recorded,
+    respond(eventId: string) {
+      posts.get(eventId)?.();
+      posts.delete(eventId);
+    },
+    async stop() {
+      for (const respond of posts.values()) respond();
+      await worker.stop();
+    },
+  };
+}
+
+/** Lets every pending promise chain run (setImmediate is left real). */
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe("the hold after an empty claim past a full endpoint", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** we_busy gets its whole cap (4), we_other one delivery; then a wake-up's claim skips we_busy and finds nothing. */
+  async function saturated(secondAnswer: ClaimResult | Promise<ClaimResult> = nothingDue) {
+    const busy = [1, 2, 3, 4].map((n) => claimed("we_busy", n));
+    const h = holdHarness([{ claimed: [...busy, claimed("we_other", 1)], deferred: 0, scanned: 5 }, secondAnswer]);
+    h.worker.start();
+    await settle();
+    h.worker.wake();
+    await settle();
+    return h;
+  }
+
+  it("a recorded attempt of the full endpoint, still full, does not claim again", async () => {
+    const h = await saturated();
+    expect(h.claims).toEqual([[], ["we_busy"]]);
+    h.respond("evt_we_busy_1");
+    await settle();
+    expect(h.recorded()).toBe(1);
+    expect(h.claims).toHaveLength(2);
+    await h.stop();
+  });
+
+  it("a wake-up ends it", async () => {
+    const h = await saturated();
+    h.respond("evt_we_busy_1");
+    await settle();
+    h.worker.wake();
+    await settle();
+    expect(h.claims).toEqual([[], ["we_busy"], ["we_busy"]]);
+    await h.stop();
+  });
+
+  it("a recorded attempt of another endpoint ends it", async () => {
+    const h = await saturated();
+    h.respond("evt_we_other_1");
+    await settle();
+    expect(h.recorded()).toBe(1);
+    expect(h.claims).toEqual([[], ["we_busy"], ["we_busy"]]);
+    await h.stop();
+  });
+
+  it("ends pollIntervalMs after the empty claim, however many claims it held back, then polls without spinning", async () => {
+    const h = await saturated();
+    await vi.advanceTimersByTimeAsync(POLL / 2);
+    h.respond("evt_we_busy_1");
+    await settle();
+    await vi.advanceTimersByTimeAsync(POLL / 2 - 1);
+    expect(h.claims).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    await settle();
+    expect(h.claims).toHaveLength(3);
+    // Each of these claims finds nothing again: one claim per poll.
+    await vi.advanceTimersByTimeAsync(5 * POLL);
+    await settle();
+    expect(h.claims).toHaveLength(8);
+    await h.stop();
+  });
+
+  it("is not set by a claim during which a wake-up arrived", async () => {
+    let answer!: (result: ClaimResult) => void;
+    const h = await saturated(new Promise<ClaimResult>((resolve) => (answer = resolve)));
+    expect(h.claims).toHaveLength(2);
+    h.worker.wake();
+    answer(nothingDue);
+    await settle();
+    expect(h.claims).toEqual([[], ["we_busy"], ["we_busy"]]);
+    await h.stop();
+  });
+});

@@ -1,0 +1,141 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
+import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, spanClockMs, type SpanExporter, type SpanRecord } from "@subdata/runtime";
+import type { ClientBase } from "pg";
+import { type IngestedEvent, ingestEvents } from "./ingest-repository.ts";
+import { storedTraceparent } from "../delivery/delivery-trace.ts";
+import { type RenderedEvent, renderEventBody } from "./event-body.ts";
+import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
+import { createIngestLock } from "./ingest-lock.ts";
+
+/**
+ * Turns consumed messages into stored rows: decode, render each body once, and store a whole batch
+ * of events and their deliveries in one statement through the connection that holds the ingest lock
+ * (ingest-lock.ts). An undecodable event is poison (terminated on its own, logged) and does not fail
+ * its batch; a failure to store the batch is treated as transient (every message of it is handed back
+ * and comes again, in order), since losing an event is worse than waiting.
+ */
+export function createEventIngester(deps: {
+  pool: Pool;
+  logger: Logger;
+  storeRetryMs: number;
+  /** Called once per stored batch that created deliveries, to start them without waiting for a poll. */
+  onDeliveries: () => void;
+  /** How often a standby replica tries to take over the ingest lock. Default 1 s. */
+  lockRetryMs?: number;
+  /** Set only when OTLP export is configured: each stored (or handed back) event is a CONSUMER span. */
+  spans?: SpanExporter | undefined;
+}): EventIngester {
+  const lock = createIngestLock({ pool: deps.pool, logger: deps.logger, retryMs: deps.lockRetryMs ?? 1_000 });
+  return {
+    async lead(name, signal): Promise<IngestSession | undefined> {
+      const held = await lock.acquire(name, signal);
+      if (!held) return undefined;
+      return {
+        store: (messages) => storeBatch(held.client, messages),
+        lost: held.lost,
+        confirm: held.confirm,
+        release: held.release,
+      };
+    },
+  };
+
+  async function storeBatch(client: ClientBase, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
+    const dispositions: MessageDisposition[] = new Array(messages.length);
+    const events: IngestedEvent[] = [];
+    const stored: number[] = [];
+    /** The event id of each decoded message, by its index in `messages`. */
+    const eventIds: string[] = new Array(messages.length);
+    const seen = new Set<string>();
+    messages.forEach((message, index) => {
+      let event: RenderedEvent;
+      try {
+        event = renderEventBody(fromBinary(SubscriptionEventSchema, message.data));
+      } catch (error) {
+        dispositions[index] = { kind: "term", reason: `undecodable subscription event: ${(error as Error).message}`.slice(0, 200) };
+        return;
+      }
+      stored.push(index);
+      eventIds[index] = event.id;
+      // A message redelivered while its first copy waits in the same batch is stored once.
+      if (seen.has(event.id)) return;
+      seen.add(event.id);
+      // The relay's trace, kept so each POST of this event continues it (delivery-trace.ts).
+      events.push({ ...event, traceparent: storedTraceparent(message.traceparent) });
+    });
+    if (stored.length === 0) return dispositions;
+    const first = messages[stored[0]!]!;
+    const last = messages[stored[stored.length - 1]!]!;
+    const range = { firstSeq: first.seq, lastSeq: last.seq, events: events.length };
+    const startMs = deps.spans ? spanClockMs() : 0;
+    const exportSpans = (error?: unknown) => {
+      if (deps.spans) for (const span of ingestSpans(messages, eventIds, stored, { startMs, endMs: spanClockMs(), error })) deps.spans.export(span);
+    };
+    try {
+      const created = await ingestEvents(client, events);
+      if (created > 0) deps.onDeliveries();
+      deps.logger.debug({ ...range, deliveries: created }, "event batch stored");
+      for (const index of stored) dispositions[index] = { kind: "ack" };
+      exportSpans();
+    } catch (error) {
+      exportSpans(error);
+      // The relay's trace ids join these log lines to the relay's.
+      const traceIds = stored.slice(0, 10).map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId).filter(Boolean);
+      deps.logger.warn({ err: error, ...range, traceIds }, "could not store event batch; it will be redelivered in order");
+      for (const index of stored) dispositions[index] = { kind: "nak", delayMs: deps.storeRetryMs };
+    }
+    return dispositions;
+  }
+}
+
+/**
+ * One CONSUMER span per consumed message that carries the relay's trace (OTel messaging "process"), a
+ * child of the relay's publish span and a sibling of the event's delivery attempts. Timed over its
+ * batch's store (spans of one batch share it); the gap after the publish span is the wait in the stream.
+ */
+export function ingestSpans(
+  messages: readonly ConsumedMessage[],
+  /** The event id of each decoded message, by its index in `messages`. */
+  eventIds: readonly string[],
+  /** Indexes of the decoded messages, in batch order. */
+  stored: readonly number[],
+  store: { startMs: number; endMs: number; error?: unknown },
+): SpanRecord[] {
+  const { startMs, endMs, error } = store;
+  const spans: SpanRecord[] = [];
+  const seen = new Set<string>();
+  for (const index of stored) {
+    const eventId = eventIds[index]!;
+    const duplicate = seen.has(eventId);
+    seen.add(eventId);
+    const message = messages[index]!;
+    const parent = parseTraceparent(message.traceparent);
+    if (!parent) continue;
+    spans.push({
+      traceId: parent.traceId,
+      spanId: newSpanId(),
+      parentSpanId: parent.spanId,
+      // The subject's template, as the relay names its publish (one name for every merchant).
+      name: `process ${message.subject.replace(/[^.]+$/, "{merchant_id}")}`,
+      kind: "consumer",
+      startMs,
+      endMs,
+      attributes: {
+        "messaging.system": "nats",
+        "messaging.operation.name": "ingest",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": message.subject,
+        "messaging.message.id": eventId,
+        "messaging.batch.message_count": stored.length,
+        // A copy redelivered while its first waited in the same batch: stored once, with the first.
+        ...(duplicate ? { "subdata.duplicate": true } : {}),
+        "subdata.stream_seq": message.seq,
+        "subdata.redelivered": message.redelivered,
+        ...(error === undefined ? {} : { "error.type": (error as { code?: string }).code ?? (error as Error).name ?? "Error" }),
+      },
+      error: error !== undefined,
+      sampled: isSampled(parent.flags),
+    });
+  }
+  return spans;
+}

@@ -1,0 +1,45 @@
+import { ConfigError, loadConfig } from "@subdata/runtime";
+import { describe, expect, it } from "vitest";
+import { deliveryPipelineConfigShape, deliveryPipelineSettings, formatDuration } from "./pipeline-config.ts";
+
+describe("deliveryPipelineConfigShape", () => {
+  it("has production defaults", () => {
+    const settings = deliveryPipelineSettings(loadConfig(deliveryPipelineConfigShape, {}));
+    expect(settings).toEqual({
+      allowPrivate: false,
+      retrySchedule: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000],
+      concurrency: 256,
+      stream: "SUBDATA_EVENTS",
+      subjectPrefix: "subdata.events",
+      consumerName: "webhook-deliveries",
+      disableAfterMs: 432_000_000,
+    });
+  });
+
+  it("reads every variable", () => {
+    const config = loadConfig(deliveryPipelineConfigShape, {
+      SUBDATA_WEBHOOK_ALLOW_PRIVATE: "true",
+      SUBDATA_WEBHOOK_RETRY_SCHEDULE: "0s,100ms",
+      SUBDATA_WEBHOOK_CONCURRENCY: "4",
+      SUBDATA_EVENTS_STREAM: "S",
+      SUBDATA_EVENTS_SUBJECT_PREFIX: "a.b",
+      SUBDATA_WEBHOOK_CONSUMER: "c",
+      SUBDATA_WEBHOOK_DISABLE_AFTER: "36h",
+    });
+    expect(deliveryPipelineSettings(config)).toMatchObject({ allowPrivate: true, retrySchedule: [0, 100], concurrency: 4, disableAfterMs: 129_600_000 });
+  });
+
+  it("names SUBDATA_WEBHOOK_RETRY_SCHEDULE when the schedule is bad", () => {
+    expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_RETRY_SCHEDULE: "0s,soon" })).toThrow(ConfigError);
+    expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_RETRY_SCHEDULE: "0s,soon" })).toThrow(
+      /SUBDATA_WEBHOOK_RETRY_SCHEDULE is invalid: "soon" is not a duration/,
+    );
+    expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_DISABLE_AFTER: "forever" })).toThrow(/SUBDATA_WEBHOOK_DISABLE_AFTER/);
+  });
+
+  it("formats durations for reasons", () => {
+    expect(formatDuration(432_000_000)).toBe("5d");
+    expect(formatDuration(129_600_000)).toBe("36h");
+    expect(formatDuration(1_500)).toBe("1500ms");
+  });
+});

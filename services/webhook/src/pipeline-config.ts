@@ -1,0 +1,92 @@
+import { eventStreamConfigShape } from "@subdata/events";
+import { env } from "@subdata/runtime";
+import { z } from "zod";
+import { DEFAULT_RETRY_SCHEDULE, parseDuration, parseRetrySchedule } from "./delivery/retry-schedule.ts";
+
+/**
+ * The environment of the delivery pipeline, as a loadConfig shape: config.ts spreads it into the
+ * webhook service's shape, and `deliveryPipelineSettings(config)` turns the result into the settings
+ * createDeliveryPipeline takes. Bad values fail start-up with a message naming the variable.
+ */
+
+function parsedWith<T>(parse: (text: string) => T) {
+  return (text: string, context: z.RefinementCtx): T => {
+    try {
+      return parse(text);
+    } catch (error) {
+      context.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
+  };
+}
+
+export const deliveryPipelineConfigShape = {
+  /** Allow webhook targets on loopback/private/link-local addresses (the local dev stack sets true). */
+  SUBDATA_WEBHOOK_ALLOW_PRIVATE: env.boolean(false),
+  /** Delays before attempt 1, 2, …; after the last attempt the delivery is FAILED. */
+  SUBDATA_WEBHOOK_RETRY_SCHEDULE: z.string().default(DEFAULT_RETRY_SCHEDULE).transform(parsedWith(parseRetrySchedule)),
+  /**
+   * POSTs in flight per replica. 256: a healthy endpoint may hold half (128) and is claimed for once
+   * half of that is free, so a fast receiver gets 64–128 deliveries per claim statement (a claim costs
+   * tens of ms on a loaded 2-core box whatever it claims; the claim loop was the limit at 64); slow or
+   * failing receivers are bounded per endpoint.
+   */
+  SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(256),
+  // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the relay's.
+  ...eventStreamConfigShape,
+  /** Durable consumer name, shared by every replica. */
+  SUBDATA_WEBHOOK_CONSUMER: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream consumer name").default("webhook-deliveries"),
+  /** An endpoint with no 2xx for this long is disabled. */
+  SUBDATA_WEBHOOK_DISABLE_AFTER: z.string().default("5d").transform(parsedWith(parseDuration)),
+} as const;
+
+export type DeliveryPipelineConfig = z.infer<z.ZodObject<typeof deliveryPipelineConfigShape>>;
+
+export interface DeliveryPipelineSettings {
+  allowPrivate: boolean;
+  /** Milliseconds before attempt 1, 2, … */
+  retrySchedule: readonly number[];
+  concurrency: number;
+  stream: string;
+  subjectPrefix: string;
+  consumerName: string;
+  disableAfterMs: number;
+  /** In flight per healthy endpoint. Default: half of `concurrency` (at least 1). */
+  perEndpointConcurrency?: number;
+  /**
+   * In flight per endpoint whose last attempts failed (failing_since set): its retries wait in the
+   * table anyway. Default: a sixty-fourth of `concurrency` (at least 1; 4 with the default 256),
+   * never above perEndpointConcurrency.
+   */
+  failingEndpointConcurrency?: number;
+  /** Total deadline of one POST. Default 15 s (the contract's). */
+  requestTimeoutMs?: number;
+  /** A claimed delivery whose worker died is retried after this. Default: request timeout + 15 s. */
+  leaseMs?: number;
+  /** Fallback poll for due deliveries. Default 1 s. */
+  pollIntervalMs?: number;
+  /** JetStream ack_wait of the consumer. Default 30 s. */
+  ackWaitMs?: number;
+  /** Redelivery delay of an event that could not be stored (database down). Default 5 s. */
+  storeRetryMs?: number;
+}
+
+export function deliveryPipelineSettings(config: DeliveryPipelineConfig): DeliveryPipelineSettings {
+  return {
+    allowPrivate: config.SUBDATA_WEBHOOK_ALLOW_PRIVATE,
+    retrySchedule: config.SUBDATA_WEBHOOK_RETRY_SCHEDULE,
+    concurrency: config.SUBDATA_WEBHOOK_CONCURRENCY,
+    stream: config.SUBDATA_EVENTS_STREAM,
+    subjectPrefix: config.SUBDATA_EVENTS_SUBJECT_PREFIX,
+    consumerName: config.SUBDATA_WEBHOOK_CONSUMER,
+    disableAfterMs: config.SUBDATA_WEBHOOK_DISABLE_AFTER,
+  };
+}
+
+/** "5d", "36h", "90m": the largest unit that divides exactly. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
