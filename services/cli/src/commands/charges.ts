@@ -67,7 +67,7 @@ export const registerChargesCommands: RegisterCommands = (program, context) => {
     .command("refund")
     .description("refund part or all of what is left of a SUCCEEDED or PARTIALLY_REFUNDED charge (REFUNDED once nothing is left)")
     .argument("<charge-id>", "ch_…")
-    .requiredOption("--amount <decimal>", "in the charge's currency, e.g. 5.00 (at most its decimals, at most what is left)")
+    .requiredOption("--amount <decimal>", "in the charge's currency, e.g. 5.00; no more decimals than it has, no more than is left")
     .action(async (chargeId: string, options: { amount: string }) => {
       const amount = parseDecimal(options.amount, "--amount", { allowZero: false });
       const databaseUrl = databaseUrlSetting(context);
