@@ -691,7 +691,8 @@ describe("hostile arguments and options at the subdata CLI", () => {
       fc.asyncProperty(fc.constantFrom(...slots), dashed, fc.boolean(), async ({ command, slot }, value, asJson) => {
         const options = Object.entries(command.options ?? {}).flatMap(([name, option]) => [`--${name}`, slot.kind === "option" && slot.name === name ? value : option.value()]);
         const positionals = (command.positionals ?? []).map((positional, index) => (slot.kind === "positional" && slot.index === index ? value : positional.value()));
-        const args = [...command.path, ...positionals, ...options, ...(asJson ? ["--json"] : [])];
+        // The flag goes before the positionals: after a "--" typed as one of them it would be an argument.
+        const args = [...command.path, ...(asJson ? ["--json"] : []), ...positionals, ...options];
         // --json is the global flag wherever it stands, even where an option's value was expected.
         const json = args.includes("--json");
         const context = JSON.stringify(args).slice(0, 400);
