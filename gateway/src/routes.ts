@@ -208,18 +208,25 @@ export function createRoutes(deps: RoutesDeps) {
           });
         }
         if (slot === "gateway_full") throw new ProblemError("unavailable");
+        // A follower that hangs up stops its wait at once, freeing its slot for the reconnect.
+        const hungUp = new AbortController();
+        const onClose = () => {
+          if (!reply.raw.writableFinished) hungUp.abort();
+        };
+        reply.raw.once("close", onClose);
         try {
           const response = await deps.waitingEvents.listEvents(rpc, {
             ...callOptions(request),
             timeoutMs: deps.timeoutMs + rpc.waitSeconds * 1000,
-            signal: slot.signal,
+            signal: AbortSignal.any([slot.signal, hungUp.signal]),
           });
           return feedPage(request, reply, response);
         } catch (error) {
-          // The gateway is shutting down: the follower reconnects to another instance.
-          if (slot.signal.aborted) throw new ProblemError("unavailable");
+          // The gateway is shutting down (the follower reconnects to another instance), or nobody listens.
+          if (slot.signal.aborted || hungUp.signal.aborted) throw new ProblemError("unavailable");
           throw error;
         } finally {
+          reply.raw.off("close", onClose);
           slot.release();
         }
       },

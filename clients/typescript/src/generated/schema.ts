@@ -390,63 +390,9 @@ export interface components {
              * @description When the change was made (RFC 3339 UTC with milliseconds).
              */
             timestamp: string;
+            /** @description The subscription after the change (for deletes, its last state) and what an update changed. */
             data: {
-                /** @description The subscription after the change; for deletes, its last state. */
-                object: {
-                    /** @example sub_3f0c… */
-                    id: string;
-                    /** @constant */
-                    object: "subscription";
-                    /** @enum {string} */
-                    status: "ACTIVE" | "TRIALING" | "PAST_DUE" | "PAUSED" | "CANCELLED" | "EXPIRED";
-                    customer: components["schemas"]["Customer"];
-                    plan: components["schemas"]["Plan"];
-                    price: components["schemas"]["Money"];
-                    quantity: number;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    current_period_start: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    current_period_end: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    next_charge_at: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    trial_ends_at: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    paused_at: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    cancelled_at: string | null;
-                    cancellation_reason: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    created_at: string;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    updated_at: string;
-                    /** @description Increases by one on every change; webhooks carry it as their sequence. */
-                    version: number;
-                };
+                object: components["schemas"]["Subscription"];
                 /** @description For updates: the changed attributes' values before the change; otherwise empty. */
                 previous_attributes: Record<string, unknown>;
             };
@@ -462,38 +408,9 @@ export interface components {
              * @description When the change was made (RFC 3339 UTC with milliseconds).
              */
             timestamp: string;
+            /** @description The charge after the change (for deletes, its last state) and what an update changed. */
             data: {
-                /** @description The charge after the change; for deletes, its last state. */
-                object: {
-                    id: string;
-                    /** @constant */
-                    object: "charge";
-                    subscription_id: string;
-                    /** @enum {string} */
-                    status: "PENDING" | "SUCCEEDED" | "FAILED" | "SKIPPED" | "REFUNDED" | "PARTIALLY_REFUNDED";
-                    amount: components["schemas"]["Money"];
-                    amount_refunded: components["schemas"]["Money"];
-                    order_id: string | null;
-                    failure_code: string | null;
-                    failure_message: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    scheduled_at: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    processed_at: string | null;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    created_at: string;
-                    /** @description Increases by one on every change of the charge. */
-                    version: number;
-                };
+                object: components["schemas"]["Charge"];
                 /** @description For updates: the changed attributes' values before the change; otherwise empty. */
                 previous_attributes: Record<string, unknown>;
             };
@@ -509,36 +426,9 @@ export interface components {
              * @description When the change was made (RFC 3339 UTC with milliseconds).
              */
             timestamp: string;
+            /** @description The order after the change (for deletes, its last state) and what an update changed. */
             data: {
-                /** @description The order after the change; for deletes, its last state. */
-                object: {
-                    id: string;
-                    /** @constant */
-                    object: "order";
-                    subscription_id: string;
-                    charge_id: string | null;
-                    number: number;
-                    /** @enum {string} */
-                    status: "PAID" | "FULFILLED" | "CANCELLED" | "REFUNDED";
-                    subtotal: components["schemas"]["Money"];
-                    discount: components["schemas"]["Money"];
-                    shipping: components["schemas"]["Money"];
-                    tax: components["schemas"]["Money"];
-                    total: components["schemas"]["Money"];
-                    line_items: components["schemas"]["LineItem"][];
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    created_at: string;
-                    /**
-                     * Format: date-time
-                     * @description RFC 3339 UTC with milliseconds.
-                     */
-                    updated_at: string;
-                    /** @description Increases by one on every change of the order or its line items. */
-                    version: number;
-                };
+                object: components["schemas"]["Order"];
                 /** @description For updates: the changed attributes' values before the change; otherwise empty. */
                 previous_attributes: Record<string, unknown>;
             };
