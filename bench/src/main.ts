@@ -17,6 +17,7 @@ import { buildScenarios } from "./scenarios.ts";
 import { type BenchSecrets, inventSecrets, startStack } from "./stack.ts";
 import { describeWakeProbe, probeWakePenalty, type WakeProbe } from "./wake-probe.ts";
 import { runWebhookBench, type WebhookResult } from "./webhook-bench.ts";
+import { renderFeedTable, runFeedBench } from "./feed-bench.ts";
 
 // Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
 
@@ -42,6 +43,7 @@ async function main(): Promise<number> {
   const secrets = inventSecrets();
   const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
   if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart, wakeProbe);
+  if (options.feedOnly) return feedOnly(options, dataset, secrets, roles, stamp);
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
@@ -200,7 +202,7 @@ function machineFacts(loadAverageAtStart: number[], wakeProbe: WakeProbe, sharer
   };
 }
 
-function writeResult(fileName: string, report: BenchReport): void {
+function writeResult(fileName: string, report: BenchReport | Record<string, unknown>): void {
   const resultsDir = join(repoRoot, "bench", "results");
   mkdirSync(resultsDir, { recursive: true });
   const resultFile = join(resultsDir, fileName);
@@ -289,6 +291,59 @@ async function webhooksOnly(
   // The profiles are written when the processes exit.
   if (options.profile) sayProfiles(profileDir);
   return code;
+}
+
+/**
+ * --feed: the read path (gateway, query, auth), the change feed's figures, a result file; docs/ stay as
+ * they are (docs/benchmarks.md keeps the latest table by hand, with the run it came from).
+ */
+async function feedOnly(options: BenchOptions, dataset: Dataset, secrets: BenchSecrets, roles: Awaited<ReturnType<typeof roleUrls>>, stamp: string): Promise<number> {
+  const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
+  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
+  say("starting the read path (query, auth, gateway)");
+  const stack = await startStack({
+    repoRoot,
+    roleUrls: roles,
+    natsUrl: options.natsUrl,
+    secrets,
+    logLevel: options.logLevel,
+    baselineMerchantId: dataset.bigMerchantId,
+    only: ["query", "auth", "gateway"],
+    say,
+  });
+  const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.serviceToken });
+  try {
+    // The second merchant: its rows change here, so the big merchant's pages stay the same for the HTTP runs.
+    const merchantId = dataset.hooksMerchantId;
+    const created = await createClient(ApiKeyService, auth.transport).createApiKey({ merchantId, name: `npm run bench --feed ${stamp}` });
+    const result = await runFeedBench({
+      admin,
+      adminUrl: dataset.adminUrl,
+      gatewayOrigin: stack.gatewayUrl,
+      apiKey: created.key,
+      merchantId,
+      processes: stack.processes.map(({ name, pid }) => ({ name, pid })),
+      load,
+      connections: options.connections,
+      warmupSeconds: options.warmupSeconds,
+      runSeconds: options.runSeconds,
+      repetitions: options.repetitions,
+      cores: cpus().length,
+      feedEvents: options.feedEvents,
+      visibilitySamples: options.latencyChanges,
+      catchUpEvents: options.catchUpEvents,
+      say,
+    });
+    say(`\n${renderFeedTable(result)}\n`);
+    writeResult(`${stamp}-feed.json`, { mode: `${options.mode} --feed`, dataset: dataset.counts, feed: result });
+    const failed = result.pages.filter((page) => page.non2xx > 0 || page.errors > 0);
+    for (const page of failed) say(`check failed: ${page.scenario}: ${page.non2xx} non-2xx, ${page.errors} errors`);
+    return failed.length > 0 ? 1 : 0;
+  } finally {
+    auth.close();
+    await stack.stop();
+    await admin.end();
+  }
 }
 
 main().then(

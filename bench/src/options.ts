@@ -35,6 +35,11 @@ export interface BenchOptions {
   skipWebhooks: boolean;
   /** Only the webhook phase: no HTTP scenarios, and only the webhook service and the relay are started. */
   webhooksOnly: boolean;
+  /** Only the change feed's figures (feed-bench.ts): feed page vs list page, commit → long poll, the mirror. */
+  feedOnly: boolean;
+  /** Changes written for the feed page, and changes the mirror catches up with (--feed). */
+  feedEvents: number;
+  catchUpEvents: number;
   /** Server holding the bench database (a superuser connection: the seed bulk-loads without triggers). */
   databaseUrl: string;
   natsUrl: string;
@@ -42,10 +47,10 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
-  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
-  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
-  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20 },
+const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 20_000, catchUpEvents: 100_000 },
+  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 5_000, catchUpEvents: 30_000 },
+  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20, feedEvents: 200, catchUpEvents: 300 },
 };
 
 export const USAGE = `npm run bench [-- options]
@@ -56,6 +61,8 @@ export const USAGE = `npm run bench [-- options]
   --seconds N          seconds per run                  --repetitions N   runs per scenario (medians reported)
   --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
   --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
+  --feed               the change feed only: feed page vs list page, commit → long-poll answer, the mirror's
+                       copy and catch-up (figures printed and in the result file; nothing written to docs/)
   --scenarios A,B      only these HTTP scenarios, both servers (list50, list200, deep50, get, orders50); depth
                        pairs with list50 and deep50, the paced run with list50; no webhooks, nothing written to docs/
   --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
@@ -77,6 +84,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   let scenarios: string[] | undefined;
   let skipWebhooks = false;
   let webhooksOnly = false;
+  let feedOnly = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => argv[++i];
@@ -94,6 +102,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       }
       case "--no-webhooks": skipWebhooks = true; break;
       case "--webhooks-only": webhooksOnly = true; break;
+      case "--feed": feedOnly = true; break;
       case "--profile": profile = next(); if (!profile) throw new Error("--profile takes a scenario name"); break;
       case "--tool": {
         const tool = next();
@@ -106,6 +115,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     }
   }
   if (skipWebhooks && webhooksOnly) throw new Error("--no-webhooks and --webhooks-only exclude each other");
+  if (feedOnly && (webhooksOnly || scenarios || profile !== undefined)) throw new Error("--feed excludes --webhooks-only, --scenarios and --profile");
   if (scenarios && (webhooksOnly || profile !== undefined)) throw new Error("--scenarios excludes --webhooks-only and --profile");
   if (webhooksOnly && profile !== undefined && profile !== "webhooks") throw new Error('with --webhooks-only, --profile takes only "webhooks"');
   return {
@@ -116,6 +126,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     scenarios,
     skipWebhooks: skipWebhooks || scenarios !== undefined,
     webhooksOnly,
+    feedOnly,
     databaseUrl: environment.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: environment.NATS_URL ?? "nats://127.0.0.1:4222",
     logLevel: environment.BENCH_LOG_LEVEL ?? "warn",
