@@ -1,7 +1,7 @@
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { PlanInterval, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { describe, expect, it } from "vitest";
-import { changedFieldPaths, outboxRowToEvent } from "./outbox-event.ts";
+import { outboxRowToEvent } from "./outbox-event.ts";
 import { outboxRow as row, SNAPSHOT as snapshot } from "./test-support/outbox-rows.ts";
 
 describe("outbox rows as SubscriptionEvents", () => {
@@ -21,7 +21,14 @@ describe("outbox rows as SubscriptionEvents", () => {
   });
 
   it("maps changed columns to Subscription field names and leaves version out", () => {
-    expect(changedFieldPaths(["cancelled_at", "currency", "plan_id", "price_minor", "status", "updated_at", "version"])).toEqual([
+    const changed = outboxRowToEvent(
+      row({
+        event_type: "subscription.updated",
+        version: 2n,
+        payload: { subscription: snapshot, previous: snapshot, changed_columns: ["cancelled_at", "currency", "plan_id", "price_minor", "status", "updated_at", "version"] },
+      }),
+    );
+    expect(changed.changedFields?.paths).toEqual([
       "status",
       "plan",
       "price",

@@ -1,4 +1,5 @@
-import type { OutboxRow, SubscriptionSnapshot } from "../outbox-event.ts";
+import type { SubscriptionSnapshot } from "@subdata/events";
+import type { OutboxRow } from "../outbox-event.ts";
 
 /** A subscription as the capture trigger snapshots it, with a bigint-sized price (tests of the relay side). */
 export const SNAPSHOT: SubscriptionSnapshot = {

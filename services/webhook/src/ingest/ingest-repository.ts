@@ -1,6 +1,6 @@
 import { type Queryable, unnestColumns } from "@subdata/runtime";
 import { DELIVERY_CHANNEL } from "../delivery/delivery-wakeups.ts";
-import type { RenderedEvent } from "./event-body.ts";
+import type { RenderedEvent } from "./event-message.ts";
 
 /**
  * The SQL of webhook ingest: events and the deliveries they make. Delivery is purely table-driven (a

@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { FieldMaskSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
-import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
+import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { changeEventFromSubscriptionEvent } from "@subdata/events";
 import { renderSubscription } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import { renderEventBody } from "./event-body.ts";
+import { renderedEvent } from "./event-message.ts";
 
 function subscription(status: SubscriptionStatus, version: bigint) {
   return create(SubscriptionSchema, {
@@ -36,7 +37,10 @@ function event(type: EventType) {
   });
 }
 
-describe("renderEventBody", () => {
+/** A SubscriptionEvent from the stream, stored as ingest stores it. */
+const renderEventBody = (subscriptionEvent: SubscriptionEvent) => renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent));
+
+describe("a subscription event's stored body", () => {
   it("renders the Standard Webhooks payload with the REST API's subscription object", () => {
     const rendered = renderEventBody(event(EventType.SUBSCRIPTION_UPDATED));
     const body = JSON.parse(rendered.body);
