@@ -138,7 +138,7 @@ describe("webhook trace context", () => {
         "messaging.destination.name": `${h.subjectPrefix}.subscription.${merchantId}`,
         "messaging.message.id": eventId,
         "subdata.merchant_id": merchantId,
-        "subdata.subscription_id": subscription.id,
+        "subdata.resource_id": subscription.id,
       },
     });
     // Ingest is a CONSUMER span under the publish, a sibling of the attempts.

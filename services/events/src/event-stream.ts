@@ -1,5 +1,6 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
+import type { ResourceType } from "./change-events.ts";
 
 /**
  * Where the change events travel: the JetStream stream the relay publishes to and the webhook service
@@ -16,9 +17,12 @@ export const eventStreamConfigShape = {
     .default("subdata.events"),
 } as const;
 
-/** The subject of a merchant's subscription events: `<prefix>.subscription.<merchant_id>`. */
-export function subscriptionEventSubject(subjectPrefix: string, merchantId: string): string {
-  return `${subjectPrefix}.subscription.${merchantId}`;
+/**
+ * The subject of a merchant's events of one resource: `<prefix>.<resource>.<merchant_id>`
+ * (`subscription`, `charge`, `order`; merchant ids are `mer_<hex>`, valid subject tokens).
+ */
+export function eventSubject(subjectPrefix: string, resourceType: ResourceType, merchantId: string): string {
+  return `${subjectPrefix}.${resourceType}.${merchantId}`;
 }
 
 /** Every merchant's subscription events: `<prefix>.subscription.>`. */

@@ -7,8 +7,9 @@ export interface OutboxBacklogSource {
 }
 
 const BACKLOG_SQL = `SELECT count(*)::int AS pending,
-       COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(occurred_at)), 0)::float8 AS oldest_seconds
-  FROM event_outbox WHERE published_at IS NULL`;
+       COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(e.occurred_at)), 0)::float8 AS oldest_seconds
+  FROM event_outbox o JOIN change_events e ON e.id = o.id
+ WHERE o.published_at IS NULL`;
 
 /**
  * The relay's metrics: events published/failed per round (counters) and the outbox backlog, read at

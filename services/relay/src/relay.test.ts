@@ -69,7 +69,7 @@ describe("createRelay", () => {
 });
 
 const outboxRow = (id: string, subscriptionId: string, seq: bigint): OutboxRow =>
-  sharedOutboxRow({ id, seq, subscription_id: subscriptionId, payload: { subscription: { ...SNAPSHOT, id: subscriptionId }, previous: null, changed_columns: [] } });
+  sharedOutboxRow({ id, seq, resource_id: subscriptionId, payload: { object: { ...SNAPSHOT, id: subscriptionId }, previous: null, changed_columns: [] } });
 
 /** A repository that hands out `rows` once, as one claimed batch. */
 function batchRepository(rows: OutboxRow[]): OutboxRepository {
@@ -131,7 +131,7 @@ describe("the relay's publish spans", () => {
         "messaging.destination.template": "subdata.events.subscription.{merchant_id}",
         "messaging.message.id": eventId,
         "subdata.merchant_id": "mer_1",
-        "subdata.subscription_id": eventId === "evt_a" ? "sub_1" : "sub_2",
+        "subdata.resource_id": eventId === "evt_a" ? "sub_1" : "sub_2",
         "subdata.event_type": "subscription.created",
       });
     }

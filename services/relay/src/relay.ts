@@ -1,9 +1,7 @@
-import { toBinary } from "@bufbuild/protobuf";
-import { subscriptionEventSubject } from "@subdata/events";
-import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
+import { eventSubject } from "@subdata/events";
 import { createBackoff, formatTraceparent, type Logger, sleep, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
 import type { EventPublisher, PublishedEvent } from "./event-stream.ts";
-import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
+import { outboxMessage, type OutboxRow } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
 
 export interface RelayDeps {
@@ -15,7 +13,7 @@ export interface RelayDeps {
   /**
    * Rounds in flight at once (default 1). With 2, one round claims and marks in Postgres while another
    * waits for PubAcks. The rounds claim disjoint rows (SKIP LOCKED) and a round keeps a row only if
-   * no earlier pending row of its subscription is held by the other, exactly as two relays would.
+   * no earlier pending row of its resource is held by the other, exactly as two relays would.
    */
   rounds?: number;
   /** Fallback poll when no notification arrives. */
@@ -58,7 +56,7 @@ export interface Relay {
   readonly healthy: boolean;
 }
 
-/** Publishes one batch: a subscription's rows one after another in seq order, subscriptions in parallel. */
+/** Publishes one batch: a resource's rows one after another in seq order, resources in parallel. */
 interface PublishOutcome extends BatchOutcome {
   failures: Array<{ id: string; error: string; transient: boolean }>;
 }
@@ -75,7 +73,7 @@ function exportPublishSpan(
   startMs: number,
   outcome: { errorType?: string; duplicate?: boolean },
 ): void {
-  const template = subscriptionEventSubject(tracing.subjectPrefix, "{merchant_id}");
+  const template = eventSubject(tracing.subjectPrefix, row.resource_type, "{merchant_id}");
   tracing.spans.export({
     traceId: trace.traceId,
     spanId: trace.spanId,
@@ -87,11 +85,11 @@ function exportPublishSpan(
       "messaging.system": "nats",
       "messaging.operation.name": "publish",
       "messaging.operation.type": "send",
-      "messaging.destination.name": subscriptionEventSubject(tracing.subjectPrefix, row.merchant_id),
+      "messaging.destination.name": eventSubject(tracing.subjectPrefix, row.resource_type, row.merchant_id),
       "messaging.destination.template": template,
       "messaging.message.id": row.id,
       "subdata.merchant_id": row.merchant_id,
-      "subdata.subscription_id": row.subscription_id,
+      "subdata.resource_id": row.resource_id,
       "subdata.event_type": row.event_type,
       // The stream dropped a duplicate's message: deliveries continue the trace of its first copy.
       ...(outcome.duplicate ? { "subdata.duplicate": true } : {}),
@@ -104,9 +102,9 @@ function exportPublishSpan(
 async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublisher, logger: Logger, tracing: RelayTracing | undefined): Promise<PublishOutcome> {
   const chains = new Map<string, OutboxRow[]>();
   for (const row of rows) {
-    const chain = chains.get(row.subscription_id);
+    const chain = chains.get(row.resource_id);
     if (chain) chain.push(row);
-    else chains.set(row.subscription_id, [row]);
+    else chains.set(row.resource_id, [row]);
   }
   const publishedIds: string[] = [];
   const failures: PublishOutcome["failures"] = [];
@@ -115,10 +113,10 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
       for (const row of chain) {
         let data: Uint8Array;
         try {
-          data = toBinary(SubscriptionEventSchema, outboxRowToEvent(row));
+          data = outboxMessage(row);
         } catch (error) {
           // A row the relay cannot represent is a bug to fix, not an outage: it blocks only its own
-          // subscription (order forbids skipping it) and does not slow the relay down.
+          // resource (order forbids skipping it) and does not slow the relay down.
           logger.error({ err: error, eventId: row.id }, "outbox row cannot be converted to an event");
           failures.push({ id: row.id, error: `unconvertible: ${(error as Error).message}`, transient: false });
           return;
@@ -131,6 +129,7 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
           ack = await publisher.publish({
             id: row.id,
             type: row.event_type,
+            resourceType: row.resource_type,
             merchantId: row.merchant_id,
             data,
             traceparent: formatTraceparent(trace),
@@ -138,7 +137,7 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
         } catch (error) {
           if (tracing) exportPublishSpan(tracing, row, trace, startMs, { errorType: error instanceof Error ? error.name : "Error" });
           failures.push({ id: row.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), transient: true });
-          // Later events of this subscription must wait for this one: stop the chain here.
+          // Later events of this resource must wait for this one: stop the chain here.
           return;
         }
         if (tracing) exportPublishSpan(tracing, row, trace, startMs, { duplicate: ack.duplicate });
