@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
-import type { ResourceType } from "./change-events.ts";
+import { type ResourceType, resourceTypes } from "./change-events.ts";
 
 /**
  * Where the change events travel: the JetStream stream the relay publishes to and the webhook service
@@ -25,9 +25,23 @@ export function eventSubject(subjectPrefix: string, resourceType: ResourceType, 
   return `${subjectPrefix}.${resourceType}.${merchantId}`;
 }
 
-/** Every merchant's subscription events: `<prefix>.subscription.>`. */
-export function subscriptionEventFilter(subjectPrefix: string): string {
-  return `${subjectPrefix}.subscription.>`;
+/** Every merchant's events of one resource: `<prefix>.<resource>.>`. */
+export function resourceEventFilter(subjectPrefix: string, resourceType: ResourceType): string {
+  return `${subjectPrefix}.${resourceType}.>`;
+}
+
+/**
+ * Every event of every merchant: `<prefix>.*.*`. One subject, not one per resource: NATS before 2.10
+ * takes a single filter subject per consumer.
+ */
+export function eventFilter(subjectPrefix: string): string {
+  return `${subjectPrefix}.*.*`;
+}
+
+/** The resource whose events a subject carries (its next-to-last token); undefined for any other subject. */
+export function resourceTypeOfSubject(subject: string): ResourceType | undefined {
+  const token = subject.split(".").at(-2);
+  return resourceTypes.find((type) => type === token);
 }
 
 /**

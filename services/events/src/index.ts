@@ -1,8 +1,9 @@
 export { eventTypeName, eventTypeNames, eventTypeOf } from "./event-types.ts";
-export { connectNats, eventStreamConfigShape, eventSubject, subscriptionEventFilter } from "./event-stream.ts";
+export { connectNats, eventFilter, eventStreamConfigShape, eventSubject, resourceEventFilter, resourceTypeOfSubject } from "./event-stream.ts";
 export {
   changeEventFromRow,
   renderEventBody,
+  resourceTypes,
   type ChangeEventRow,
   type ChargeSnapshot,
   type ResourceType,

@@ -48,9 +48,9 @@ export function createEventIngester(deps: {
     messages.forEach((message, index) => {
       let event: RenderedEvent;
       try {
-        event = renderMessage(message.data);
+        event = renderMessage(message.subject, message.data);
       } catch (error) {
-        dispositions[index] = { kind: "term", reason: `undecodable subscription event: ${(error as Error).message}`.slice(0, 200) };
+        dispositions[index] = { kind: "term", reason: `undecodable event: ${(error as Error).message}`.slice(0, 200) };
         return;
       }
       stored.push(index);

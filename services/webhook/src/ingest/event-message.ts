@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { changeEventFromSubscriptionEvent, eventTypeName, renderEventBody } from "@subdata/events";
-import type { ChangeEvent } from "@subdata/proto/subdata/events/v1/change_event_pb";
+import { changeEventFromSubscriptionEvent, eventTypeName, renderEventBody, resourceTypeOfSubject } from "@subdata/events";
+import { type ChangeEvent, ChangeEventSchema } from "@subdata/proto/subdata/events/v1/change_event_pb";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { timestampToPgText } from "@subdata/runtime";
 
@@ -13,7 +13,7 @@ export interface RenderedEvent {
   id: string;
   type: string;
   merchantId: string;
-  subscriptionId: string;
+  resourceId: string;
   version: bigint;
   /** Exact (microseconds) text for the webhook_events column. */
   occurredAtExact: string;
@@ -28,14 +28,30 @@ export function renderedEvent(event: ChangeEvent): RenderedEvent {
     id: event.id,
     type: eventTypeName(event.type)!,
     merchantId: event.merchantId,
-    subscriptionId: event.resourceId,
+    resourceId: event.resourceId,
     version: event.version,
     occurredAtExact: timestampToPgText(event.occurredAt!),
     body,
   };
 }
 
-/** A consumed message's event. Throws when it cannot be decoded or rendered (poison). */
-export function renderMessage(data: Uint8Array): RenderedEvent {
-  return renderedEvent(changeEventFromSubscriptionEvent(fromBinary(SubscriptionEventSchema, data)));
+/**
+ * A consumed message's event, decoded as its subject's resource is published: SubscriptionEvent on
+ * `<prefix>.subscription.<merchant_id>`, ChangeEvent on `<prefix>.charge.…` and `<prefix>.order.…`.
+ * Throws when it cannot be decoded or rendered, or carries another resource than its subject (poison).
+ */
+export function renderMessage(subject: string, data: Uint8Array): RenderedEvent {
+  const resourceType = resourceTypeOfSubject(subject);
+  switch (resourceType) {
+    case "subscription":
+      return renderedEvent(changeEventFromSubscriptionEvent(fromBinary(SubscriptionEventSchema, data)));
+    case "charge":
+    case "order": {
+      const event = fromBinary(ChangeEventSchema, data);
+      if (event.object.case !== resourceType) throw new Error(`a ${resourceType} subject carries a ${event.object.case ?? "empty"} event`);
+      return renderedEvent(event);
+    }
+    default:
+      throw new Error(`no events are published on ${subject}`);
+  }
 }
