@@ -1,14 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { migrate } from "@subdata/db";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { ensureEventStream } from "@subdata/relay";
-import { runner } from "node-pg-migrate";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { migrationsDir } from "../../services/db/src/migrate.ts";
+import { createDatabaseBefore, type DatabaseBefore } from "../support/database-before.ts";
 import { startTestRelay } from "./relay-harness.ts";
 import { deleteStream, outboxRows, readStream } from "./support.ts";
 
@@ -16,32 +13,22 @@ import { deleteStream, outboxRows, readStream } from "./support.ts";
 // and before the outbox came to reference it: after both migrations the relay publishes the pending
 // ones, under their ids, as the same SubscriptionEvents it published before.
 
-const FEED_MIGRATION = "20261126000100000_change_feed";
 const runId = inject("runId");
-const databaseName = `subdata_outbox_migration_${randomBytes(4).toString("hex")}`;
-const withDatabase = (url: string) => Object.assign(new URL(url), { pathname: `/${databaseName}` }).toString();
-const databaseUrl = withDatabase(inject("adminDatabaseUrl"));
 const stream = { stream: `T_${runId}_outbox_migration`, subjectPrefix: `t.${runId}.outbox-migration`, replicas: 1 };
-const server = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
+let database: DatabaseBefore;
 let db: pg.Client;
 let nc: NatsConnection;
 
 beforeAll(async () => {
-  await server.connect();
-  await server.query(`CREATE DATABASE ${databaseName}`);
-  const before = readdirSync(migrationsDir).filter((file) => file.endsWith(".sql") && file < FEED_MIGRATION).length;
-  await runner({ databaseUrl, dir: migrationsDir, direction: "up", count: before, migrationsTable: "pgmigrations", log: () => {} });
-  db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
+  database = await createDatabaseBefore("20261126000100000_change_feed");
+  db = database.db;
   nc = await connect({ servers: inject("natsUrl") });
   await ensureEventStream(nc, stream);
 });
 afterAll(async () => {
   await deleteStream(nc, stream.stream);
   await nc?.drain();
-  await db?.end();
-  await server.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-  await server.end();
+  await database?.drop();
 });
 
 describe("the outbox's migration to referencing the feed", () => {
@@ -61,14 +48,14 @@ describe("the outbox's migration to referencing the feed", () => {
     // The first was published before the upgrade; the other two wait.
     await db.query("UPDATE event_outbox SET published_at = now() WHERE id = $1", [before.rows[0]!.id]);
 
-    await migrate({ databaseUrl });
+    await migrate({ databaseUrl: database.url });
 
     const columns = await db.query<{ column_name: string }>(
       "SELECT column_name FROM information_schema.columns WHERE table_name = 'event_outbox' ORDER BY ordinal_position",
     );
     expect(columns.rows.map((row) => row.column_name)).toEqual(["id", "seq", "merchant_id", "resource_id", "published_at", "attempts", "last_error"]);
 
-    const relay = startTestRelay({ databaseUrl: withDatabase(inject("roleDatabaseUrls").webhook), nc, stream });
+    const relay = startTestRelay({ databaseUrl: database.roleUrl("webhook"), nc, stream });
     try {
       expect(await relay.relay.runOnce()).toMatchObject({ claimed: 2, published: 2, failed: 0, unconvertible: 0 });
     } finally {
