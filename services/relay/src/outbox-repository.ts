@@ -18,6 +18,11 @@ export interface OutboxRepository {
   withClaimedBatch(limit: number, handle: (rows: OutboxRow[]) => Promise<BatchOutcome>): Promise<{ claimed: number; outcome: BatchOutcome }>;
   /** Deletes published rows older than `retentionDays`, at most `maxRows`; returns how many. */
   purgePublished(retentionDays: number, maxRows: number): Promise<number>;
+  /**
+   * Deletes the change feed's commits (with their events) older than `retentionDays`, oldest first, at
+   * most `maxCommits`, and moves each merchant's horizon past them; returns how many commits.
+   */
+  purgeChangeEvents(retentionDays: number, maxCommits: number): Promise<number>;
 }
 
 // SKIP LOCKED lets several relays (and rounds) claim disjoint batches. A row whose resource has an
@@ -99,6 +104,14 @@ export function createOutboxRepository(pool: Pool): OutboxRepository {
       const { rows } = await pool.query<{ purged: number }>(
         "SELECT subdata_purge_published_events(make_interval(days => $1), $2) AS purged",
         [retentionDays, maxRows],
+      );
+      return rows[0]?.purged ?? 0;
+    },
+
+    async purgeChangeEvents(retentionDays, maxCommits) {
+      const { rows } = await pool.query<{ purged: number }>(
+        "SELECT subdata_purge_change_events(make_interval(days => $1), $2) AS purged",
+        [retentionDays, maxCommits],
       );
       return rows[0]?.purged ?? 0;
     },

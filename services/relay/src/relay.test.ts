@@ -25,6 +25,7 @@ function countingRepository() {
       return { claimed: 0, outcome: { publishedIds: [], failures: [] } };
     },
     purgePublished: async () => 0,
+    purgeChangeEvents: async () => 0,
   };
   return { repository, most: () => most, claims: () => claims, open: () => open };
 }
@@ -79,6 +80,7 @@ function batchRepository(rows: OutboxRow[]): OutboxRepository {
       return { claimed: batch.length, outcome: await handle(batch) };
     },
     purgePublished: async () => 0,
+    purgeChangeEvents: async () => 0,
   };
 }
 

@@ -18,15 +18,38 @@ export interface RelayDeps {
   rounds?: number;
   /** Fallback poll when no notification arrives. */
   pollIntervalMs: number;
-  /** Delete published rows older than `days`, checked every `everyMs`; unset: no purge. */
-  retention?: { days: number; everyMs: number };
+  /** What the purge removes, and how often it runs; unset: no purge. */
+  retention?: RetentionSettings;
   /** Called after every round that reached Postgres (metrics). */
   onRound?: (round: RoundResult) => void;
+  /** Called after every purge batch with what it removed (metrics). */
+  onPurge?: (table: PurgedTable, count: number) => void;
   /**
    * Set only when OTLP export is configured: each publish is then exported as a PRODUCER span, the
    * parent of every delivery attempt's span. `subjectPrefix` names the subject in its attributes.
    */
   tracing?: RelayTracing | undefined;
+}
+
+export interface RetentionSettings {
+  /** Published outbox rows older than this many days go. */
+  outboxDays: number;
+  /** The change feed's commits (with their events) older than this many days go; at least 30. */
+  feedDays: number;
+  /** Pause between two purges. */
+  everyMs: number;
+  /** Outbox rows per purge statement (default 10,000). */
+  outboxBatch?: number;
+  /** Feed commits per purge statement (default 1,000). */
+  feedBatch?: number;
+}
+
+/** What a purge batch removed: published outbox rows, or the feed's commits with their events. */
+export type PurgedTable = "event_outbox" | "change_commits";
+
+export interface PurgeResult {
+  outboxRows: number;
+  feedCommits: number;
 }
 
 export interface RelayTracing {
@@ -50,6 +73,12 @@ export interface Relay {
   wake(): void;
   /** One claim/publish/mark round; the loop calls it, tests may too. Throws if the database fails. */
   runOnce(): Promise<RoundResult>;
+  /**
+   * One purge: statements of a batch each, repeated until one removes less than a batch, so a purge
+   * keeps up with any rate of events. The loop runs it every `retention.everyMs`; tests may too.
+   * Throws if the database fails.
+   */
+  purge(): Promise<PurgeResult>;
   /** Stops claiming, lets the in-flight batch finish (publish, mark, commit), then resolves. */
   stop(): Promise<void>;
   /** Whether the last round reached Postgres and NATS without trouble (for readiness). */
@@ -158,7 +187,6 @@ export function createRelay(deps: RelayDeps): Relay {
   const wakeWaiters = new Set<() => void>();
   let loop: Promise<void> | undefined;
   let healthy = false;
-  let nextPurgeAt = 0;
 
   function waitForWake(ms: number): Promise<void> {
     // An aborted signal fires no more "abort" events: a round that ends after stop() must not wait.
@@ -200,14 +228,42 @@ export function createRelay(deps: RelayDeps): Relay {
     };
   }
 
-  async function purgeWhenDue(): Promise<void> {
-    if (!deps.retention || Date.now() < nextPurgeAt) return;
-    nextPurgeAt = Date.now() + deps.retention.everyMs;
-    try {
-      const purged = await repository.purgePublished(deps.retention.days, 10_000);
-      if (purged > 0) logger.info({ purged, retentionDays: deps.retention.days }, "purged published outbox rows");
-    } catch (error) {
-      logger.warn({ err: error }, "outbox purge failed; will try again later");
+  /** Runs `step` with a full batch until it removes less than one; stops early on stop(). */
+  async function drain(table: PurgedTable, batch: number, step: (limit: number) => Promise<number>): Promise<number> {
+    let total = 0;
+    while (!stopping.signal.aborted) {
+      const removed = await step(batch);
+      total += removed;
+      deps.onPurge?.(table, removed);
+      if (removed < batch) break;
+    }
+    return total;
+  }
+
+  async function purge(): Promise<PurgeResult> {
+    const retention = deps.retention;
+    if (!retention) return { outboxRows: 0, feedCommits: 0 };
+    const outboxRows = await drain("event_outbox", retention.outboxBatch ?? 10_000, (limit) =>
+      repository.purgePublished(retention.outboxDays, limit),
+    );
+    const feedCommits = await drain("change_commits", retention.feedBatch ?? 1_000, (limit) =>
+      repository.purgeChangeEvents(retention.feedDays, limit),
+    );
+    if (outboxRows > 0 || feedCommits > 0) {
+      logger.info({ outboxRows, feedCommits, outboxDays: retention.outboxDays, feedDays: retention.feedDays }, "purged old outbox rows and feed events");
+    }
+    return { outboxRows, feedCommits };
+  }
+
+  /** Purges now and then every `everyMs`, beside the rounds (on a connection of its own), until stop(). */
+  async function purgeLoop(everyMs: number): Promise<void> {
+    while (!stopping.signal.aborted) {
+      try {
+        await purge();
+      } catch (error) {
+        logger.warn({ err: error }, "purge failed; will try again later");
+      }
+      await sleep(everyMs, stopping.signal);
     }
   }
 
@@ -234,14 +290,14 @@ export function createRelay(deps: RelayDeps): Relay {
       }
       healthy = true;
       failureBackoff.reset();
-      await purgeWhenDue();
       // A full batch means more may be waiting; otherwise wait for a NOTIFY or the poll.
       if (round.published < batchSize) await waitForWake(deps.pollIntervalMs);
     }
   }
 
   async function run(): Promise<void> {
-    await Promise.all(Array.from({ length: rounds }, () => lane()));
+    const purging = deps.retention ? purgeLoop(deps.retention.everyMs) : Promise.resolve();
+    await Promise.all([...Array.from({ length: rounds }, () => lane()), purging]);
   }
 
   return {
@@ -253,6 +309,7 @@ export function createRelay(deps: RelayDeps): Relay {
       for (const waiter of [...wakeWaiters]) waiter();
     },
     runOnce,
+    purge,
     async stop() {
       stopping.abort();
       await loop;
