@@ -59,6 +59,8 @@ export interface Harness {
   publishRaw(subjectMerchantId: string, data: Uint8Array, id: string): Promise<void>;
   /** The URL of this harness's database for the webhook role (for a pipeline in another process). */
   webhookDatabaseUrl: string;
+  /** The URL of this harness's database for the query role (for a query server on it). */
+  queryDatabaseUrl: string;
   settings(overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipelineSettings;
   startPipeline(overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipeline;
   close(): Promise<void>;
@@ -173,6 +175,7 @@ export async function createHarness(tag: string): Promise<Harness> {
     fixtures: createFixtures(admin),
     logger,
     webhookDatabaseUrl: database.roleUrls.webhook,
+    queryDatabaseUrl: database.roleUrls.query,
     async createEndpoint(options) {
       const secret = options.secret ?? generateSigningSecret();
       const { rows } = await admin.query<{ id: string }>("SELECT subdata_new_id('we') AS id");
