@@ -5,7 +5,7 @@
 export class CliError extends Error {
   constructor(
     message: string,
-    /** A stable, machine-readable reason: invalid_argument, not_found, config, database, usage. */
+    /** A stable, machine-readable reason: invalid_argument, not_found, failed_precondition, config, database, usage. */
     readonly code: string = "invalid_argument",
   ) {
     super(message);

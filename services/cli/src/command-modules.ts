@@ -1,7 +1,9 @@
 import type { RegisterCommands } from "./cli-context.ts";
 import { registerAuditCommands } from "./commands/audit.ts";
+import { registerChargesCommands } from "./commands/charges.ts";
 import { registerKeysCommands } from "./commands/keys.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerOrdersCommands } from "./commands/orders.ts";
 import { registerSeedCommand } from "./commands/seed.ts";
 import { registerSubscriptionsCommands } from "./commands/subscriptions.ts";
 import { registerWebhooksCommands } from "./commands/webhooks.ts";
@@ -11,6 +13,8 @@ export const commandModules: readonly RegisterCommands[] = [
   registerMigrateCommand,
   registerSeedCommand,
   registerSubscriptionsCommands,
+  registerChargesCommands,
+  registerOrdersCommands,
   registerKeysCommands,
   registerWebhooksCommands,
   registerAuditCommands,

@@ -27,7 +27,7 @@ export {
   timestampToRfc3339Millis,
 } from "./time.ts";
 export { createServiceTransport } from "./transport.ts";
-export { formatMinorUnits } from "./money.ts";
+export { formatMinorUnits, minorUnitDigits } from "./money.ts";
 export {
   previousAttributes,
   renderCharge,
