@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { commandModules } from "../../services/cli/src/command-modules.ts";
 import { runCli } from "@subdata/cli";
+import { eventTypeNames } from "@subdata/events";
 import { Command } from "commander";
 import fc from "fast-check";
 import type pg from "pg";
@@ -218,7 +219,8 @@ const expiresIn = fc
     return { value: text, valid: ms !== undefined && ms > 0 && ms <= 36_500 * DURATION_MS.d! };
   });
 
-const EVENT_NAMES = ["subscription.created", "subscription.updated", "subscription.deleted"];
+// Every name the webhook service accepts: subscription, charge and order events.
+const EVENT_NAMES = [...eventTypeNames];
 const eventLists = fc
   .oneof(
     nasty,
