@@ -87,6 +87,18 @@ export function createRoutes(deps: RoutesDeps) {
     return request.principal.merchantId;
   };
 
+  /** A page of a list that takes an optional subscription_id (orders, charges), as the RPCs spell it. */
+  const subscriptionPage = (request: FastifyRequest) => {
+    const query = request.query as ListQuery & { subscription_id?: string };
+    return {
+      merchantId: merchantOf(request),
+      pageSize: query.limit,
+      pageToken: query.cursor ?? "",
+      subscriptionId: query.subscription_id ?? "",
+      renderPublicJson: true,
+    };
+  };
+
   return async function routes(api: FastifyInstance): Promise<void> {
     api.route({
       method: READ_METHODS,
@@ -139,20 +151,8 @@ export function createRoutes(deps: RoutesDeps) {
           auditRoute: "/v1/orders",
           fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
         },
-      handler: async (request, reply) => {
-        const query = request.query as ListQuery & { subscription_id?: string };
-        const response = await deps.orders.listOrders(
-          {
-            merchantId: merchantOf(request),
-            pageSize: query.limit,
-            pageToken: query.cursor ?? "",
-            subscriptionId: query.subscription_id ?? "",
-            renderPublicJson: true,
-          },
-          callOptions(request),
-        );
-        return list(request, reply, response, "ListOrders");
-      },
+      handler: async (request, reply) =>
+        list(request, reply, await deps.orders.listOrders(subscriptionPage(request), callOptions(request)), "ListOrders"),
     });
 
     api.route({
@@ -163,20 +163,8 @@ export function createRoutes(deps: RoutesDeps) {
         auditRoute: "/v1/charges",
         fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
       },
-      handler: async (request, reply) => {
-        const query = request.query as ListQuery & { subscription_id?: string };
-        const response = await deps.subscriptions.listCharges(
-          {
-            merchantId: merchantOf(request),
-            pageSize: query.limit,
-            pageToken: query.cursor ?? "",
-            subscriptionId: query.subscription_id ?? "",
-            renderPublicJson: true,
-          },
-          callOptions(request),
-        );
-        return list(request, reply, response, "ListCharges");
-      },
+      handler: async (request, reply) =>
+        list(request, reply, await deps.subscriptions.listCharges(subscriptionPage(request), callOptions(request)), "ListCharges"),
     });
 
     api.route({
