@@ -1,4 +1,5 @@
 import type { KeysetCursor, Pool } from "@subdata/runtime";
+import { MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 import type { ChargeRow } from "./subscription-repository.ts";
 
 export interface ListChargesQuery {
@@ -31,12 +32,20 @@ interface Statement {
  */
 function listStatement(bySubscription: boolean, afterCursor: boolean): Statement {
   const conditions = ["ch.merchant_id = $1"];
-  let next = 2;
-  if (bySubscription) conditions.push(`ch.subscription_id = $${next++}::text`);
-  if (afterCursor) conditions.push(`(ch.created_at, ch.id) > ($${next++}::timestamptz, $${next++}::text)`);
+  if (bySubscription) conditions.push(`ch.subscription_id = $2::text`);
+  // Filtered, the keyset comparison starts at the filter's column (equal to $2, so the order is the
+  // same), so that only charges_merchant_subscription can answer it as a range (pool.ts).
+  if (afterCursor) {
+    conditions.push(
+      bySubscription
+        ? `(ch.subscription_id, ch.created_at, ch.id) > ($2::text, $3::timestamptz, $4::text)`
+        : `(ch.created_at, ch.id) > ($2::timestamptz, $3::text)`,
+    );
+  }
+  const next = 2 + (bySubscription ? 1 : 0) + (afterCursor ? 2 : 0);
   return {
     name: `query_list_charges_${bySubscription ? "subscription" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: `SELECT ${COLUMNS} FROM charges ch WHERE ${conditions.join(" AND ")} ORDER BY ch.created_at, ch.id LIMIT $${next}`,
+    text: plannedPage(`SELECT ${COLUMNS} FROM charges ch WHERE ${conditions.join(" AND ")}`, "ch", "ch.created_at, ch.id", `$${next}`, MAX_LIST_ROWS),
   };
 }
 
@@ -51,6 +60,7 @@ export function createChargeRepository(pool: Pool): ChargeRepository {
     async list(query) {
       const variants = query.subscriptionId === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.subscription;
       const statement = query.after === null ? variants.first : variants.after;
+      requireLimitWithin(query.limit, MAX_LIST_ROWS);
       const values: unknown[] = [query.merchantId];
       if (query.subscriptionId !== null) values.push(query.subscriptionId);
       if (query.after !== null) values.push(query.after.at, query.after.id);
@@ -60,3 +70,6 @@ export function createChargeRepository(pool: Pool): ChargeRepository {
     },
   };
 }
+
+/** The statements' SQL, for tests that EXPLAIN them. */
+export const chargeStatements = { list: LIST_STATEMENTS };

@@ -1,5 +1,6 @@
 import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
+import { MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A line item as aggregated to JSON inside the order's row (bigints as text, so never rounded). */
 export interface LineItemRow {
@@ -65,12 +66,20 @@ interface Statement {
  */
 function listStatement(bySubscription: boolean, afterCursor: boolean): Statement {
   const conditions = ["o.merchant_id = $1"];
-  let next = 2;
-  if (bySubscription) conditions.push(`o.subscription_id = $${next++}::text`);
-  if (afterCursor) conditions.push(`(o.created_at, o.id) > ($${next++}::timestamptz, $${next++}::text)`);
+  if (bySubscription) conditions.push(`o.subscription_id = $2::text`);
+  // Filtered, the keyset comparison starts at the filter's column (equal to $2, so the order is the
+  // same), so that only orders_merchant_subscription_keyset can answer it as a range (pool.ts).
+  if (afterCursor) {
+    conditions.push(
+      bySubscription
+        ? `(o.subscription_id, o.created_at, o.id) > ($2::text, $3::timestamptz, $4::text)`
+        : `(o.created_at, o.id) > ($2::timestamptz, $3::text)`,
+    );
+  }
+  const next = 2 + (bySubscription ? 1 : 0) + (afterCursor ? 2 : 0);
   return {
     name: `query_list_orders_${bySubscription ? "subscription" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: `SELECT ${COLUMNS} FROM orders o WHERE ${conditions.join(" AND ")} ORDER BY o.created_at, o.id LIMIT $${next}`,
+    text: plannedPage(`SELECT ${COLUMNS} FROM orders o WHERE ${conditions.join(" AND ")}`, "o", "o.created_at, o.id", `$${next}`, MAX_LIST_ROWS),
   };
 }
 
@@ -85,6 +94,7 @@ export function createOrderRepository(pool: Pool): OrderRepository {
     async list(query) {
       const variants = query.subscriptionId === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.subscription;
       const statement = query.after === null ? variants.first : variants.after;
+      requireLimitWithin(query.limit, MAX_LIST_ROWS);
       const values: unknown[] = [query.merchantId];
       if (query.subscriptionId !== null) values.push(query.subscriptionId);
       if (query.after !== null) values.push(query.after.at, query.after.id);
