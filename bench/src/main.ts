@@ -46,7 +46,7 @@ async function main(): Promise<number> {
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
   const receiver = await startReceiver();
-  say("starting the stack (baseline, query, auth, webhook, relay, gateway)");
+  say("starting the stack (floor, baseline, query, auth, webhook, relay, gateway)");
   const stack = await startStack({
     repoRoot,
     roleUrls: roles,
@@ -63,10 +63,17 @@ async function main(): Promise<number> {
   try {
     const created = await apiKeys.createApiKey({ merchantId: dataset.bigMerchantId, name: `npm run bench ${startedAt}` });
     keyId = created.apiKey?.id ?? "";
-    const built = await buildScenarios({ adminUrl: dataset.adminUrl, merchantId: dataset.bigMerchantId, pageTokenSecret: secrets.pageTokenSecret, depth: options.depth });
+    const built = await buildScenarios({
+      adminUrl: dataset.adminUrl,
+      merchantId: dataset.bigMerchantId,
+      pageTokenSecret: secrets.pageTokenSecret,
+      floorCursorSecret: secrets.floorCursorSecret,
+      depth: options.depth,
+    });
     const { facts } = built;
     const scenarios = selectScenarios(built.scenarios, options.scenarios);
     const targets: Target[] = [
+      { name: "floor", origin: stack.floorUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
       { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
       { name: "gateway", origin: stack.gatewayUrl, headers: { authorization: `Bearer ${created.key}` }, metricsUrl: stack.gatewayMetricsUrl },
     ];
