@@ -165,11 +165,16 @@ async function backendPids(admin: pg.Pool): Promise<number[]> {
   return result.rows.map((row) => row.pid);
 }
 
-/** CPU microseconds per request of each process, and of Postgres as the sum over its backends. */
-function cpuPerRequest(services: CpuReadings<string>, backends: CpuReadings<number>, requests: number): Record<string, number> {
+/**
+ * CPU microseconds per request of each process, and of Postgres as the sum over its backends: those
+ * there before the run, and those a pool opened during it (a pool closes connections idle for 10–30 s,
+ * so a server's first run after the others' reconnects; all their CPU was used during the run).
+ */
+function cpuPerRequest(services: CpuReadings<string>, backends: CpuReadings<number>, openedDuring: readonly number[], requests: number): Record<string, number> {
   const perRequest: Record<string, number> = {};
   for (const [name, seconds] of cpuSecondsSince(services)) perRequest[name] = (seconds * 1e6) / Math.max(1, requests);
-  perRequest.postgres = (totalOf(cpuSecondsSince(backends)) * 1e6) / Math.max(1, requests);
+  const opened = openedDuring.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
+  perRequest.postgres = ((totalOf(cpuSecondsSince(backends)) + opened) * 1e6) / Math.max(1, requests);
   return perRequest;
 }
 
@@ -181,7 +186,8 @@ async function measure(options: HttpBenchOptions, scenario: Scenario, target: Ta
   const machineBefore = machineCpu();
   const load = await options.load.run({ url: scenarioUrl(scenario, target), headers: target.headers }, options.connections, options.runSeconds, pacing);
   const machineAfter = machineCpu();
-  const cpuUsPerRequest = cpuPerRequest(servicesBefore, backendsBefore, load.requests);
+  const openedDuring = (await backendPids(options.admin)).filter((pid) => !backendsBefore.has(pid));
+  const cpuUsPerRequest = cpuPerRequest(servicesBefore, backendsBefore, openedDuring, load.requests);
   // After the CPU readings: a scrape costs the gateway a little CPU, which stays out of the figures.
   const metricsAfter = metricsBefore && target.metricsUrl ? await scrapeMetrics(target.metricsUrl) : undefined;
   return {
