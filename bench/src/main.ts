@@ -38,7 +38,7 @@ async function main(): Promise<number> {
   const wakeProbe = await probeWakePenalty({ samples: options.wakeProbeSamples, sleepMs: WAKE_PROBE_SLEEP_MS });
   say(describeWakeProbe(wakeProbe));
 
-  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants }, say);
+  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants, mix: options.mix }, say);
   const secrets = inventSecrets();
   const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
   if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart, wakeProbe);
@@ -145,7 +145,7 @@ async function main(): Promise<number> {
     // Smoke runs only keep the harness working, and a subset of scenarios is an A/B run: the docs keep
     // the last whole measurement.
     if (options.mode !== "smoke" && !options.scenarios) {
-      writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables);
+      writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables, dataset.mix);
       say("updated docs/benchmarks.md");
     }
     return verdict(checks);

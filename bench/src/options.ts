@@ -1,3 +1,5 @@
+import type { TenantMix } from "./dataset.ts";
+
 /** What one `npm run bench` run does; every size and duration follows from the mode. */
 export type BenchMode = "full" | "quick" | "smoke";
 
@@ -6,6 +8,8 @@ export interface BenchOptions {
   /** Subscriptions across all merchants of the dataset. */
   subscriptions: number;
   merchants: number;
+  /** How the rows are spread over merchants (dataset.ts). */
+  mix: TenantMix;
   warmupSeconds: number;
   runSeconds: number;
   repetitions: number;
@@ -42,7 +46,7 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+const MODES: Record<BenchMode, Omit<BenchOptions, "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
   full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
   quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
   smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20 },
@@ -54,6 +58,8 @@ export const USAGE = `npm run bench [-- options]
   --smoke              a tiny dataset and 1 s runs: checks that every scenario answers 200 and webhooks arrive
   --subscriptions N    override the dataset size        --connections N   load-generator connections (64)
   --seconds N          seconds per run                  --repetitions N   runs per scenario (medians reported)
+  --mix skewed|dominant|small   how rows spread over merchants: the skewed hundred (default), all in one
+                       merchant, or at least 10,000 equal ones; each mix has its own dataset and table in docs/
   --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
   --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
   --scenarios A,B      only these HTTP scenarios, both servers (list50, list200, deep50, get, orders50); depth
@@ -77,6 +83,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   let scenarios: string[] | undefined;
   let skipWebhooks = false;
   let webhooksOnly = false;
+  let mix: TenantMix = "skewed";
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => argv[++i];
@@ -90,6 +97,12 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       case "--scenarios": {
         scenarios = (next() ?? "").split(",").map((name) => name.trim()).filter((name) => name.length > 0);
         if (scenarios.length === 0) throw new Error("--scenarios takes a comma-separated list of scenario names");
+        break;
+      }
+      case "--mix": {
+        const value = next();
+        if (value !== "skewed" && value !== "dominant" && value !== "small") throw new Error(`--mix takes skewed, dominant or small, got "${value ?? ""}"`);
+        mix = value;
         break;
       }
       case "--no-webhooks": skipWebhooks = true; break;
@@ -111,6 +124,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   return {
     ...MODES[mode],
     ...overrides,
+    mix,
     loadTool,
     profile,
     scenarios,

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import type { Dataset } from "./dataset.ts";
+import type { Dataset, TenantMix } from "./dataset.ts";
 import type { Check, DepthComparison, HttpResult, PacedLatency } from "./http-bench.ts";
 import type { GatewaySteps } from "./gateway-steps.ts";
 import type { ScenarioFacts } from "./scenarios.ts";
@@ -21,7 +21,8 @@ export interface BenchReport {
     sharing: string;
   };
   settings: { connections: number; warmupSeconds: number; runSeconds: number; repetitions: number; loadGenerator: string; serviceLogLevel: string };
-  dataset: Omit<Dataset, "adminUrl"> & ScenarioFacts;
+  /** `mix` is absent in results written before the bench had tenant mixes (they are skewed). */
+  dataset: Omit<Dataset, "adminUrl" | "mix"> & { mix?: TenantMix } & ScenarioFacts;
   checks: Check[];
   http: HttpResult[];
   /** The deep page against the first, in back-to-back pairs (absent when a scenario was skipped). */
@@ -38,8 +39,17 @@ export interface TargetVerdict {
   met: boolean | undefined;
 }
 
-const DOCS_START = "<!-- bench:results:start -->";
-const DOCS_END = "<!-- bench:results:end -->";
+/** docs/benchmarks.md keeps the latest table of each mix between its markers (the skewed mix's have no name). */
+const docsMarkers = (mix: TenantMix) => {
+  const tag = mix === "skewed" ? "results" : `results:${mix}`;
+  return { start: `<!-- bench:${tag}:start -->`, end: `<!-- bench:${tag}:end -->` };
+};
+
+const MIX_DESCRIPTIONS: Record<TenantMix, string> = {
+  skewed: "skewed mix: one merchant holds 30 % (read by the scenarios), one 5 %, the rest share 65 %",
+  dominant: "dominant mix: every row in one merchant",
+  small: "small mix: rows shared evenly, the scenarios read the first merchant",
+};
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "–");
 const find = (http: readonly HttpResult[], scenario: string, target: string) => http.find((result) => result.scenario === scenario && result.target === target);
@@ -105,7 +115,7 @@ export function renderTables(report: BenchReport): string {
   const d = report.dataset;
   lines.push(
     `Run ${report.startedAt}, \`--${report.mode}\`: ${d.counts.subscriptions.toLocaleString("en")} subscriptions, ${d.counts.charges.toLocaleString("en")} charges, ` +
-      `${d.counts.orders.toLocaleString("en")} orders, ${d.counts.merchants} merchants. ${report.settings.loadGenerator}, ${report.settings.connections} connections, ` +
+      `${d.counts.orders.toLocaleString("en")} orders, ${d.counts.merchants.toLocaleString("en")} merchants (${MIX_DESCRIPTIONS[d.mix ?? "skewed"]}). ${report.settings.loadGenerator}, ${report.settings.connections} connections, ` +
       `warm-up ${report.settings.warmupSeconds} s, medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s. ` +
       `${report.machine.cores} cores (${report.machine.cpuModel}), Node ${report.machine.node}; load average ${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(" ")} at start. ` +
       report.machine.sharing +
@@ -203,11 +213,12 @@ export function renderTables(report: BenchReport): string {
   return lines.join("\n");
 }
 
-/** Replaces what is between the markers of docs/benchmarks.md (reruns replace, never append). */
-export function writeDocsTable(path: string, tables: string): void {
+/** Replaces what is between the mix's markers of docs/benchmarks.md (reruns replace, never append). */
+export function writeDocsTable(path: string, tables: string, mix: TenantMix): void {
+  const { start: startMarker, end: endMarker } = docsMarkers(mix);
   const text = readFileSync(path, "utf8");
-  const start = text.indexOf(DOCS_START);
-  const end = text.indexOf(DOCS_END);
-  if (start < 0 || end < start) throw new Error(`${path} lacks the ${DOCS_START} … ${DOCS_END} markers`);
-  writeFileSync(path, `${text.slice(0, start + DOCS_START.length)}\n${tables}\n${text.slice(end)}`);
+  const start = text.indexOf(startMarker);
+  const end = text.indexOf(endMarker);
+  if (start < 0 || end < start) throw new Error(`${path} lacks the ${startMarker} … ${endMarker} markers`);
+  writeFileSync(path, `${text.slice(0, start + startMarker.length)}\n${tables}\n${text.slice(end)}`);
 }
