@@ -20,7 +20,8 @@ import { createTestDatabase, type TestDatabase } from "../support/test-database.
  * Every statement of the query service touches O(page) rows whatever the tenant mix. Each statement is
  * run as the service's pool runs it (createQueryPool: plan_cache_mode=force_generic_plan, the
  * repository's named statement with the values the repository binds), on a database whose statistics
- * are those of the mix, and then EXPLAIN ANALYZEd through EXECUTE of that same prepared statement. A
+ * are those of the mix, and then EXPLAIN ANALYZEd through EXECUTE of that same prepared statement: rows
+ * and blocks every scan read, and the rows the plan was made for. A
  * generic plan is made once for an average merchant; these reads are of the largest merchant, where a
  * plan made for the average (a hash join of every customer of the merchant, say) costs the most.
  */
@@ -48,6 +49,9 @@ interface Landmarks {
   merchantId: string;
   /** The middle subscription by keyset (a deep page starts after it), with its status. */
   middle: { id: string; at: string; status: string };
+  /** 90 % down the walk of each status: a filtered deep page far from the filter's first row. */
+  deepActive: { id: string; at: string };
+  deepPaused: { id: string; at: string };
   middleCharge: { id: string; at: string };
   middleOrder: { id: string; at: string };
   /** The middle of the feed. */
@@ -81,9 +85,14 @@ const READS: Read[] = [
     run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: at.middle.status, after: at.middle, limit: LIMIT }),
   },
   {
-    name: "PAUSED subscriptions, a deep page",
+    name: "ACTIVE subscriptions, 90 % down the walk",
     pageRows: LIMIT, plannedRows: MAX_LIST_ROWS,
-    run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "PAUSED", after: at.middle, limit: LIMIT }),
+    run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "ACTIVE", after: at.deepActive, limit: LIMIT }),
+  },
+  {
+    name: "PAUSED subscriptions, 90 % down the walk",
+    pageRows: LIMIT, plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "PAUSED", after: at.deepPaused, limit: LIMIT }),
   },
   { name: "PAUSED subscriptions, first page", pageRows: LIMIT, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "PAUSED", after: null, limit: LIMIT }) },
   // One subscription, its customer and plan, its two charges.
@@ -148,21 +157,48 @@ interface PlanNode {
   "Actual Loops": number;
   "Rows Removed by Filter"?: number;
   "Rows Removed by Index Recheck"?: number;
+  "Shared Hit Blocks": number;
+  "Shared Read Blocks": number;
   Plans?: PlanNode[];
 }
 
 const SCANS = new Set(["Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Index Scan", "Bitmap Heap Scan", "Tid Scan"]);
 
-/** Each scan of the plan with the rows it read over all its loops (returned or filtered out). */
-function scannedRows(node: PlanNode, into: Array<{ scan: string; rows: number }> = []) {
+interface Scan {
+  scan: string;
+  /** Rows read over all its loops, returned or filtered out. */
+  rows: number;
+  loops: number;
+  /** Buffers touched: index entries an index scan steps over without returning them show only here. */
+  blocks: number;
+}
+
+const blocksOf = (node: PlanNode) => node["Shared Hit Blocks"] + node["Shared Read Blocks"];
+
+/** Each scan of the plan. */
+function scans(node: PlanNode, into: Scan[] = []): Scan[] {
   if (SCANS.has(node["Node Type"])) {
     const perLoop = node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0);
     const on = node["Index Name"] ? `${node["Relation Name"] ?? ""} using ${node["Index Name"]}` : node["Relation Name"];
-    into.push({ scan: `${node["Node Type"]} on ${on}`, rows: Math.round(perLoop * node["Actual Loops"]) });
+    into.push({
+      scan: `${node["Node Type"]} on ${on}`,
+      rows: Math.round(perLoop * node["Actual Loops"]),
+      loops: node["Actual Loops"],
+      // A node's buffers include those of the subplans it runs (an order's line items): its own are the rest.
+      blocks: blocksOf(node) - (node.Plans ?? []).reduce((sum, child) => sum + blocksOf(child), 0),
+    });
   }
-  for (const child of node.Plans ?? []) scannedRows(child, into);
+  for (const child of node.Plans ?? []) scans(child, into);
   return into;
 }
+
+/**
+ * The blocks a scan may touch for what it read: a descent of the index (or a scan's first pages) per
+ * loop, one heap block per row and an index leaf per 10 rows (a leaf holds far more), and some slack.
+ * A scan that steps over index entries it does not return (an index condition checked entry by entry,
+ * not used to position the scan) touches more.
+ */
+const blocksFor = (scan: Scan) => 4 * scan.loops + 1.1 * scan.rows + 16;
 
 /** The row counts the planner expected of the plan and of each LIMIT in it: the size it was made for. */
 function plannedFor(node: PlanNode, into: Array<{ node: string; rows: number }> = []) {
@@ -206,11 +242,22 @@ describe.each(tenantMixes(SUBSCRIPTIONS))("the query service's statements with t
         return rows[0] as { id: string; at: string };
       };
       const subscription = await middle("subscriptions");
+      const deep = async (status: string) => {
+        const { rows } = await admin.query(
+          `SELECT id, created_at::text AS at FROM subscriptions WHERE merchant_id = $1 AND status = $2::subscription_status ORDER BY created_at, id
+            OFFSET (SELECT count(*) * 9 / 10 FROM subscriptions WHERE merchant_id = $1 AND status = $2::subscription_status) LIMIT 1`,
+          [merchantId, status],
+        );
+        // A small merchant may have no row of the status: then the walk starts after its middle row.
+        return (rows[0] as { id: string; at: string } | undefined) ?? subscription;
+      };
       const status = (await admin.query("SELECT status::text FROM subscriptions WHERE id = $1", [subscription.id])).rows[0].status as string;
       const commit = (await admin.query("SELECT (max(position) + min(position)) / 2 AS middle FROM change_commits WHERE merchant_id = $1", [merchantId])).rows[0];
       landmarks = {
         merchantId,
         middle: { ...subscription, status },
+        deepActive: await deep("ACTIVE"),
+        deepPaused: await deep("PAUSED"),
         middleCharge: await middle("charges"),
         middleOrder: await middle("orders"),
         middleCommit: BigInt(commit.middle),
@@ -259,10 +306,12 @@ describe.each(tenantMixes(SUBSCRIPTIONS))("the query service's statements with t
         const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE ${config.name}(${args})`);
         const explain = explained.rows[0]["QUERY PLAN"][0] as { Plan: PlanNode; JIT?: unknown };
         const what = `${config.name} with ${mix.name}`;
-        const scans = scannedRows(explain.Plan);
-        expect(scans.length).toBeGreaterThan(0);
-        const tooMany = scans.filter((scan) => scan.rows > 2 * read.pageRows);
+        const planScans = scans(explain.Plan);
+        expect(planScans.length).toBeGreaterThan(0);
+        const tooMany = planScans.filter((scan) => scan.rows > 2 * read.pageRows);
         expect(tooMany, `${what}: scans reading more than 2 × ${read.pageRows} rows`).toEqual([]);
+        const steppedOver = planScans.filter((scan) => scan.blocks > blocksFor(scan));
+        expect(steppedOver, `${what}: scans touching more blocks than their rows need`).toEqual([]);
         const plannedTooLarge = plannedFor(explain.Plan).filter((estimate) => estimate.rows > read.plannedRows);
         expect(plannedTooLarge, `${what}: planned for more than ${read.plannedRows} rows`).toEqual([]);
         // JIT compilation is chosen by the plan's estimated cost, and costs milliseconds at every execution.

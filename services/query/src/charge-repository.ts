@@ -1,5 +1,5 @@
 import type { KeysetCursor, Pool } from "@subdata/runtime";
-import { MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
+import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 import type { ChargeRow } from "./subscription-repository.ts";
 
 export interface ListChargesQuery {
@@ -31,21 +31,10 @@ interface Statement {
  * charges_merchant_keyset, or charges_merchant_subscription for one subscription.
  */
 function listStatement(bySubscription: boolean, afterCursor: boolean): Statement {
-  const conditions = ["ch.merchant_id = $1"];
-  if (bySubscription) conditions.push(`ch.subscription_id = $2::text`);
-  // Filtered, the keyset comparison starts at the filter's column (equal to $2, so the order is the
-  // same), so that only charges_merchant_subscription can answer it as a range (pool.ts).
-  if (afterCursor) {
-    conditions.push(
-      bySubscription
-        ? `(ch.subscription_id, ch.created_at, ch.id) > ($2::text, $3::timestamptz, $4::text)`
-        : `(ch.created_at, ch.id) > ($2::timestamptz, $3::text)`,
-    );
-  }
-  const next = 2 + (bySubscription ? 1 : 0) + (afterCursor ? 2 : 0);
+  const walk = keysetWalk("ch", bySubscription ? { column: "subscription_id", type: "text" } : null, afterCursor);
   return {
     name: `query_list_charges_${bySubscription ? "subscription" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: plannedPage(`SELECT ${COLUMNS} FROM charges ch WHERE ${conditions.join(" AND ")}`, "ch", "ch.created_at, ch.id", `$${next}`, MAX_LIST_ROWS),
+    text: plannedPage(`SELECT ${COLUMNS} FROM charges ch WHERE ${walk.conditions.join(" AND ")}`, "ch", walk.order, walk.limit, MAX_LIST_ROWS),
   };
 }
 

@@ -1,6 +1,6 @@
 import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
-import { MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
+import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A line item as aggregated to JSON inside the order's row (bigints as text, so never rounded). */
 export interface LineItemRow {
@@ -65,21 +65,10 @@ interface Statement {
  * orders_merchant_keyset, or orders_merchant_subscription_keyset for one subscription.
  */
 function listStatement(bySubscription: boolean, afterCursor: boolean): Statement {
-  const conditions = ["o.merchant_id = $1"];
-  if (bySubscription) conditions.push(`o.subscription_id = $2::text`);
-  // Filtered, the keyset comparison starts at the filter's column (equal to $2, so the order is the
-  // same), so that only orders_merchant_subscription_keyset can answer it as a range (pool.ts).
-  if (afterCursor) {
-    conditions.push(
-      bySubscription
-        ? `(o.subscription_id, o.created_at, o.id) > ($2::text, $3::timestamptz, $4::text)`
-        : `(o.created_at, o.id) > ($2::timestamptz, $3::text)`,
-    );
-  }
-  const next = 2 + (bySubscription ? 1 : 0) + (afterCursor ? 2 : 0);
+  const walk = keysetWalk("o", bySubscription ? { column: "subscription_id", type: "text" } : null, afterCursor);
   return {
     name: `query_list_orders_${bySubscription ? "subscription" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: plannedPage(`SELECT ${COLUMNS} FROM orders o WHERE ${conditions.join(" AND ")}`, "o", "o.created_at, o.id", `$${next}`, MAX_LIST_ROWS),
+    text: plannedPage(`SELECT ${COLUMNS} FROM orders o WHERE ${walk.conditions.join(" AND ")}`, "o", walk.order, walk.limit, MAX_LIST_ROWS),
   };
 }
 

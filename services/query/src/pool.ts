@@ -24,8 +24,8 @@ export interface QueryPoolOptions {
  *   is guessed at a tenth of the average merchant;
  * - rows looked up per row of a page (a subscription's customer and plan) are LATERAL subqueries, so
  *   they stay primary-key probes whatever the planner guesses of the merchant's size;
- * - a filtered keyset walk compares from the filter's column, so that only its own index can answer it
- *   as a range; otherwise a plan made for small merchants may walk the merchant-wide index and filter.
+ * - a filter is a range on its column and the walk is ordered by it first (keysetWalk), so that only
+ *   the filter's index returns the rows in order and the cursor positions its scan.
  * The mode applies to every parameterised statement of these sessions, named or not: a query added to
  * this pool must follow the same rules.
  */

@@ -1,6 +1,6 @@
 import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
-import { MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
+import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A subscription with its customer and plan, as the pool returns it (timestamps as exact text). */
 export interface SubscriptionRow {
@@ -110,23 +110,12 @@ interface Statement {
  * subscriptions_merchant_status_keyset with one. The keyset is the row comparison the index orders by.
  */
 function listStatement(byStatus: boolean, afterCursor: boolean): Statement {
-  const conditions = ["s.merchant_id = $1"];
-  if (byStatus) conditions.push(`s.status = $2::subscription_status`);
-  // Filtered, the keyset comparison starts at the filter's column (equal to $2, so the order is the
-  // same), so that only subscriptions_merchant_status_keyset can answer it as a range (pool.ts).
-  if (afterCursor) {
-    conditions.push(
-      byStatus
-        ? `(s.status, s.created_at, s.id) > ($2::subscription_status, $3::timestamptz, $4::text)`
-        : `(s.created_at, s.id) > ($2::timestamptz, $3::text)`,
-    );
-  }
-  const next = 2 + (byStatus ? 1 : 0) + (afterCursor ? 2 : 0);
+  const walk = keysetWalk("s", byStatus ? { column: "status", type: "subscription_status" } : null, afterCursor);
   // The page is cut from the keyset index first and its customers and plans looked up after.
-  const page = plannedPage(`SELECT * FROM subscriptions s WHERE ${conditions.join(" AND ")}`, "s", "s.created_at, s.id", `$${next}`, MAX_LIST_ROWS);
+  const page = plannedPage(`SELECT * FROM subscriptions s WHERE ${walk.conditions.join(" AND ")}`, "s", walk.order, walk.limit, MAX_LIST_ROWS);
   return {
     name: `query_list_subscriptions_${byStatus ? "status" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: `SELECT ${COLUMNS} FROM (${page}) s ${JOINS} ORDER BY s.created_at, s.id`,
+    text: `SELECT ${COLUMNS} FROM (${page}) s ${JOINS} ORDER BY ${walk.order}`,
   };
 }
 
