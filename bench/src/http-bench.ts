@@ -77,7 +77,7 @@ export interface Check {
 }
 
 /** Where a target serves a scenario (the floor's deep page has a cursor of its own). */
-export function scenarioUrl(scenario: Scenario, target: Target): string {
+function scenarioUrl(scenario: Scenario, target: Target): string {
   return `${target.origin}${scenario.paths?.[target.name] ?? scenario.path}`;
 }
 
