@@ -39,7 +39,7 @@ async function main(): Promise<number> {
   const wakeProbe = await probeWakePenalty({ samples: options.wakeProbeSamples, sleepMs: WAKE_PROBE_SLEEP_MS });
   say(describeWakeProbe(wakeProbe));
 
-  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants }, say);
+  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants, mix: options.mix }, say);
   const secrets = inventSecrets();
   const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
   if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart, wakeProbe);
@@ -48,7 +48,7 @@ async function main(): Promise<number> {
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
   const receiver = await startReceiver();
-  say("starting the stack (baseline, query, auth, webhook, relay, gateway)");
+  say("starting the stack (floor, baseline, query, auth, webhook, relay, gateway)");
   const stack = await startStack({
     repoRoot,
     roleUrls: roles,
@@ -65,10 +65,17 @@ async function main(): Promise<number> {
   try {
     const created = await apiKeys.createApiKey({ merchantId: dataset.bigMerchantId, name: `npm run bench ${startedAt}` });
     keyId = created.apiKey?.id ?? "";
-    const built = await buildScenarios({ adminUrl: dataset.adminUrl, merchantId: dataset.bigMerchantId, pageTokenSecret: secrets.pageTokenSecret, depth: options.depth });
+    const built = await buildScenarios({
+      adminUrl: dataset.adminUrl,
+      merchantId: dataset.bigMerchantId,
+      pageTokenSecret: secrets.pageTokenSecret,
+      floorCursorSecret: secrets.floorCursorSecret,
+      depth: options.depth,
+    });
     const { facts } = built;
     const scenarios = selectScenarios(built.scenarios, options.scenarios);
     const targets: Target[] = [
+      { name: "floor", origin: stack.floorUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
       { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
       { name: "gateway", origin: stack.gatewayUrl, headers: { authorization: `Bearer ${created.key}` }, metricsUrl: stack.gatewayMetricsUrl },
     ];
@@ -140,7 +147,7 @@ async function main(): Promise<number> {
     // Smoke runs only keep the harness working, and a subset of scenarios is an A/B run: the docs keep
     // the last whole measurement.
     if (options.mode !== "smoke" && !options.scenarios) {
-      writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables);
+      writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables, dataset.mix);
       say("updated docs/benchmarks.md");
     }
     return verdict(checks);

@@ -22,3 +22,12 @@ describe("parseOptions --scenarios", () => {
     expect(() => parseOptions(["--scenarios", "list50", "--profile", "list50"], {})).toThrow(/excludes/);
   });
 });
+
+describe("parseOptions --mix", () => {
+  it("takes one of the three tenant mixes, the skewed hundred by default", () => {
+    expect(parseOptions([], {}).mix).toBe("skewed");
+    expect(parseOptions(["--quick", "--mix", "dominant"], {}).mix).toBe("dominant");
+    expect(parseOptions(["--mix", "small"], {}).mix).toBe("small");
+    expect(() => parseOptions(["--mix", "huge"], {})).toThrow(/skewed, dominant or small/);
+  });
+});

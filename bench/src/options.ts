@@ -1,3 +1,5 @@
+import type { TenantMix } from "./dataset.ts";
+
 /** What one `npm run bench` run does; every size and duration follows from the mode. */
 export type BenchMode = "full" | "quick" | "smoke";
 
@@ -6,6 +8,8 @@ export interface BenchOptions {
   /** Subscriptions across all merchants of the dataset. */
   subscriptions: number;
   merchants: number;
+  /** How the rows are spread over merchants (dataset.ts). */
+  mix: TenantMix;
   warmupSeconds: number;
   runSeconds: number;
   repetitions: number;
@@ -47,7 +51,7 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+const MODES: Record<BenchMode, Omit<BenchOptions, "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
   full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 20_000, catchUpEvents: 100_000 },
   quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 5_000, catchUpEvents: 30_000 },
   smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20, feedEvents: 200, catchUpEvents: 300 },
@@ -59,6 +63,8 @@ export const USAGE = `npm run bench [-- options]
   --smoke              a tiny dataset and 1 s runs: checks that every scenario answers 200 and webhooks arrive
   --subscriptions N    override the dataset size        --connections N   load-generator connections (64)
   --seconds N          seconds per run                  --repetitions N   runs per scenario (medians reported)
+  --mix skewed|dominant|small   how rows spread over merchants: the skewed hundred (default), all in one
+                       merchant, or at least 10,000 equal ones; each mix has its own dataset and table in docs/
   --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
   --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
   --feed               the change feed only: feed page vs list page, commit → long-poll answer, the mirror's
@@ -85,6 +91,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   let skipWebhooks = false;
   let webhooksOnly = false;
   let feedOnly = false;
+  let mix: TenantMix = "skewed";
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => argv[++i];
@@ -98,6 +105,12 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       case "--scenarios": {
         scenarios = (next() ?? "").split(",").map((name) => name.trim()).filter((name) => name.length > 0);
         if (scenarios.length === 0) throw new Error("--scenarios takes a comma-separated list of scenario names");
+        break;
+      }
+      case "--mix": {
+        const value = next();
+        if (value !== "skewed" && value !== "dominant" && value !== "small") throw new Error(`--mix takes skewed, dominant or small, got "${value ?? ""}"`);
+        mix = value;
         break;
       }
       case "--no-webhooks": skipWebhooks = true; break;
@@ -121,6 +134,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   return {
     ...MODES[mode],
     ...overrides,
+    mix,
     loadTool,
     profile,
     scenarios,
