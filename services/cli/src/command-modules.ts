@@ -1,6 +1,7 @@
 import type { RegisterCommands } from "./cli-context.ts";
 import { registerAuditCommands } from "./commands/audit.ts";
 import { registerKeysCommands } from "./commands/keys.ts";
+import { registerMaintainCommand } from "./commands/maintain.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerSeedCommand } from "./commands/seed.ts";
 import { registerSubscriptionsCommands } from "./commands/subscriptions.ts";
@@ -14,4 +15,5 @@ export const commandModules: readonly RegisterCommands[] = [
   registerKeysCommands,
   registerWebhooksCommands,
   registerAuditCommands,
+  registerMaintainCommand,
 ];
