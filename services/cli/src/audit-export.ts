@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { access, link, rm } from "node:fs/promises";
+import { CliError } from "./cli-error.ts";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
@@ -58,7 +59,8 @@ async function* pages(client: pg.Client, range: AuditExportRange): AsyncGenerato
 /**
  * Writes the audit rows with since <= occurred_at < until as gzipped NDJSON, walking the primary key
  * (occurred_at, id) page by page: no long transaction, memory bounded by a page. To a file, it writes
- * `<file>.partial` and renames it only when complete, so an interrupted export never looks finished.
+ * `<file>.partial` and links it to its name only when complete, so an interrupted export never looks
+ * finished, and an existing file is never replaced.
  */
 export async function exportAuditEvents(
   client: pg.Client,
@@ -86,12 +88,13 @@ export async function exportAuditEvents(
   };
   if ("file" in output) {
     const partial = `${output.file}.partial`;
+    if (await access(output.file).then(() => true, () => false)) throw new CliError(`${output.file} exists: an export never overwrites a file`);
     try {
       await pipeline(source, createGzip(), measure, createWriteStream(partial, { flags: "wx" }));
-      await rename(partial, output.file);
-    } catch (error) {
+      // link, unlike rename, fails rather than replace a file that appeared meanwhile.
+      await link(partial, output.file);
+    } finally {
       await rm(partial, { force: true });
-      throw error;
     }
   } else {
     // The caller's stream (stdout) stays open: the pipeline ends in a writer that does not end it.

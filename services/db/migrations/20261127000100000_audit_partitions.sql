@@ -173,40 +173,44 @@ END
 $$;
 REVOKE ALL ON FUNCTION subdata_audit_create_partition(timestamptz) FROM PUBLIC;
 
--- Moves the rows of the default partition into partitions of their months, and returns how many it
--- moved. While it works audit_events is locked (DETACH): it is meant for the rare day the default
--- partition holds rows, and takes time in proportion to them. Nothing is deleted: the old default
--- table is dropped only after its rows were inserted again, in this same transaction.
-CREATE FUNCTION subdata_audit_drain_default() RETURNS bigint
+-- Moves the rows of the default partition into partitions of their months, made for them, and returns
+-- the partitions it made. While it works audit_events is locked (DETACH): it is meant for the rare day
+-- the default partition holds rows, and takes time in proportion to them. Nothing is deleted: the old
+-- default table is dropped only after its rows were inserted again, in this same transaction.
+CREATE FUNCTION subdata_audit_drain_default() RETURNS SETOF text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, public, pg_temp
 SET TimeZone = 'UTC'
 AS $$
 DECLARE
   month timestamptz;
+  created text;
   moved bigint;
 BEGIN
   IF NOT EXISTS (SELECT FROM audit_events_default) THEN
-    RETURN 0;
+    RETURN;
   END IF;
   ALTER TABLE audit_events DETACH PARTITION audit_events_default;
   ALTER TABLE audit_events_default RENAME TO audit_events_default_draining;
   PERFORM subdata_audit_new_partition_table('audit_events_default');
   ALTER TABLE audit_events ATTACH PARTITION audit_events_default DEFAULT;
   FOR month IN SELECT DISTINCT date_trunc('month', occurred_at) FROM audit_events_default_draining ORDER BY 1 LOOP
-    PERFORM subdata_audit_create_partition(month);
+    created := subdata_audit_create_partition(month);
+    IF created IS NOT NULL THEN
+      RETURN NEXT created;
+    END IF;
   END LOOP;
   INSERT INTO audit_events SELECT * FROM audit_events_default_draining;
   GET DIAGNOSTICS moved = ROW_COUNT;
   DROP TABLE audit_events_default_draining;
   INSERT INTO audit_partition_log (action, partition_name, rows) VALUES ('drained', 'audit_events_default', moved);
-  RETURN moved;
 END
 $$;
 REVOKE ALL ON FUNCTION subdata_audit_drain_default() FROM PUBLIC;
 
 -- What `subdata maintain` calls: drains the default partition if it holds rows, then makes sure the
--- current month and the next months_ahead have partitions. Returns the partitions it created. A
+-- current month and the next months_ahead have partitions. Returns the partitions it created (for the
+-- drained rows too). A
 -- bounded lock wait: if a long transaction holds the table, this run gives up and the next one tries
 -- again (partitions are made months ahead, so a missed run costs nothing).
 CREATE FUNCTION subdata_audit_prepare_partitions(months_ahead integer) RETURNS SETOF text
@@ -222,7 +226,7 @@ BEGIN
   IF months_ahead < 1 OR months_ahead > 24 THEN
     RAISE EXCEPTION 'months_ahead must be 1..24, got %', months_ahead USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  PERFORM subdata_audit_drain_default();
+  RETURN QUERY SELECT subdata_audit_drain_default();
   FOR step IN 0..months_ahead LOOP
     created := subdata_audit_create_partition(this_month + make_interval(months => step));
     IF created IS NOT NULL THEN
