@@ -30,7 +30,9 @@ const WARMUP_CALLS = 100;
 const INSERT_CALLS = 300;
 const READS_PER_CALL = 10;
 const LIST_CALLS = 300;
-const MONTHS_DROPPED = 3;
+/** The first dropped alone, the rest with reads and audit writes running beside. */
+const MONTHS_DROPPED = 4;
+const DROPS_ALONE = 2;
 const PURGE_ROWS = 200_000;
 const DELIVERY_ROWS = 50_000;
 
@@ -59,6 +61,8 @@ interface DropFigures {
   rows: number;
   bytes: number;
   ms: number;
+  /** Whether reads and audit writes ran beside it (then its time includes waiting for their locks). */
+  underLoad: boolean;
 }
 
 interface LifecycleReport {
@@ -66,6 +70,9 @@ interface LifecycleReport {
   machine: { cores: number; loadAverageAtStart: number[]; node: string };
   auditRows: number;
   bulkLoad: { seconds: number; rowsPerSecond: number; tableBytes: number };
+  /** Measured in the order full, empty, full, empty (the history parked and restored in between), so drift hits both alike. */
+  phases: Array<{ state: "empty" | "full"; costs: AuditCosts }>;
+  /** Medians over the phases of each state. */
   empty: AuditCosts;
   full: AuditCosts;
   drops: DropFigures[];
@@ -220,9 +227,19 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
       };
     };
 
-    const empty = await measureAudit("empty audit log");
     const bulkLoad = await loadHistory(admin, auditRows, merchantId, say);
-    const full = await measureAudit(`${auditRows.toLocaleString("en")} audit rows`);
+    const phases: LifecycleReport["phases"] = [];
+    const history = auditRows.toLocaleString("en");
+    phases.push({ state: "full", costs: await measureAudit(`${history} audit rows (1)`) });
+    let parked = await parkHistory(admin, say);
+    phases.push({ state: "empty", costs: await measureAudit("empty audit log (1)") });
+    await restoreHistory(admin, parked, say);
+    phases.push({ state: "full", costs: await measureAudit(`${history} audit rows (2)`) });
+    parked = await parkHistory(admin, say);
+    phases.push({ state: "empty", costs: await measureAudit("empty audit log (2)") });
+    await restoreHistory(admin, parked, say);
+    const empty = combine(phases.filter((phase) => phase.state === "empty").map((phase) => phase.costs));
+    const full = combine(phases.filter((phase) => phase.state === "full").map((phase) => phase.costs));
     const { drops, readPath } = await dropMonths(
       admin,
       roles.maintain,
@@ -235,6 +252,7 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
       machine: { cores: cpus().length, loadAverageAtStart, node: process.version },
       auditRows,
       bulkLoad,
+      phases,
       empty,
       full,
       drops,
@@ -248,13 +266,95 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
     const file = join(resultsDir, `${startedAt.replace(/[:.]/g, "-")}-lifecycle.json`);
     writeFileSync(file, `${JSON.stringify(report, (_key, value: unknown) => (typeof value === "bigint" ? Number(value) : value), 2)}\n`);
     say(`wrote ${file}`);
-    const failed = [empty, full].some((costs) => costs.http.some((result) => result.non2xx > 0 || result.errors > 0));
+    const failed = phases.some((phase) => phase.costs.http.some((result) => result.non2xx > 0 || result.errors > 0));
     return failed ? 1 : 0;
   } finally {
     if (keyId) await apiKeys.revokeApiKey({ merchantId, apiKeyId: keyId }).catch(() => {});
     await stack.stop();
     await admin.end();
     await onServer(options.databaseUrl, `DROP DATABASE IF EXISTS ${LIFECYCLE_DATABASE} WITH (FORCE)`).catch(() => {});
+  }
+}
+
+/** The medians over phases of one state (the HTTP results of the first phase, with every phase's ratios). */
+function combine(phases: readonly AuditCosts[]): AuditCosts {
+  const of = (pick: (costs: AuditCosts) => number) => median(phases.map(pick));
+  const gatewayRatios = phases.flatMap((costs) => costs.gatewayRatios);
+  return {
+    insertPostgresUsPerRow: of((costs) => costs.insertPostgresUsPerRow),
+    insertCallP50Ms: of((costs) => costs.insertCallP50Ms),
+    insertCallP99Ms: of((costs) => costs.insertCallP99Ms),
+    firstPageP50Ms: of((costs) => costs.firstPageP50Ms),
+    firstPageP99Ms: of((costs) => costs.firstPageP99Ms),
+    walkPageP50Ms: of((costs) => costs.walkPageP50Ms),
+    walkPageP99Ms: of((costs) => costs.walkPageP99Ms),
+    http: phases[0]!.http,
+    gatewayRatios,
+    gatewayRatio: median(gatewayRatios),
+  };
+}
+
+interface ParkedPartition {
+  name: string;
+  parkedAs: string;
+  /** Postgres timestamptz text; null: unbounded. */
+  rangeStart: string | null;
+  rangeEnd: string | null;
+}
+
+/**
+ * Takes every monthly partition out of the audit log (DETACH, renamed aside) and makes fresh empty
+ * ones for this month and ahead, in one transaction: the services then write to and read from an
+ * empty log, on the same machine minutes apart from the full one.
+ */
+async function parkHistory(admin: Pool, say: Say): Promise<ParkedPartition[]> {
+  const client = await admin.connect();
+  try {
+    await client.query("BEGIN");
+    const { rows } = await client.query<{ partition_name: string; range_start: string | null; range_end: string | null }>(
+      "SELECT partition_name, range_start, range_end FROM subdata_audit_partitions() WHERE NOT is_default",
+    );
+    const parked: ParkedPartition[] = [];
+    for (const row of rows) {
+      const parkedAs = `${row.partition_name}_parked`;
+      await client.query(`ALTER TABLE audit_events DETACH PARTITION ${pg.escapeIdentifier(row.partition_name)}`);
+      await client.query(`ALTER TABLE ${pg.escapeIdentifier(row.partition_name)} RENAME TO ${pg.escapeIdentifier(parkedAs)}`);
+      parked.push({ name: row.partition_name, parkedAs, rangeStart: row.range_start, rangeEnd: row.range_end });
+    }
+    await client.query("SELECT subdata_audit_prepare_partitions(3)");
+    await client.query("COMMIT");
+    await client.query("CHECKPOINT");
+    say(`parked ${parked.length} audit partitions: the log is empty`);
+    return parked;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Drops the empty log's partitions (bench rows) and attaches the parked ones again. */
+async function restoreHistory(admin: Pool, parked: readonly ParkedPartition[], say: Say): Promise<void> {
+  const client = await admin.connect();
+  try {
+    await client.query("BEGIN");
+    const { rows } = await client.query<{ partition_name: string }>("SELECT partition_name FROM subdata_audit_partitions() WHERE NOT is_default");
+    for (const row of rows) await client.query(`DROP TABLE ${pg.escapeIdentifier(row.partition_name)}`);
+    for (const partition of parked) {
+      await client.query(`ALTER TABLE ${pg.escapeIdentifier(partition.parkedAs)} RENAME TO ${pg.escapeIdentifier(partition.name)}`);
+      const from = partition.rangeStart === null ? "MINVALUE" : client.escapeLiteral(partition.rangeStart);
+      const to = partition.rangeEnd === null ? "MAXVALUE" : client.escapeLiteral(partition.rangeEnd);
+      await client.query(`ALTER TABLE audit_events ATTACH PARTITION ${pg.escapeIdentifier(partition.name)} FOR VALUES FROM (${from}) TO (${to})`);
+    }
+    await client.query("COMMIT");
+    await client.query("CHECKPOINT");
+    say(`restored ${parked.length} audit partitions`);
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
   }
 }
 
@@ -307,8 +407,10 @@ async function loadHistory(admin: Pool, rows: number, merchantId: string, say: S
     }
   }
   const seconds = (performance.now() - started) / 1000;
-  say("VACUUM ANALYZE audit_events");
+  say("VACUUM ANALYZE audit_events, CHECKPOINT");
   await admin.query("VACUUM (ANALYZE) audit_events");
+  // The load's dirty pages written out now, not while the next phases measure.
+  await admin.query("CHECKPOINT");
   const tableBytes = Number((await admin.query("SELECT sum(bytes)::bigint AS bytes FROM subdata_audit_partition_status()")).rows[0].bytes);
   return { seconds, rowsPerSecond: rows / seconds, tableBytes };
 }
@@ -333,12 +435,16 @@ async function dropMonths(
       probes.push({ at, ms: performance.now() - at });
     }
   };
-  const loops = [probe(readPath.list), probe(readPath.record)];
+  let loops: Array<Promise<void>> = [];
   const windows: Array<[number, number]> = [];
   const drops: DropFigures[] = [];
   try {
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
     for (let i = 0; i < MONTHS_DROPPED; i++) {
+      const underLoad = i >= DROPS_ALONE;
+      if (i === DROPS_ALONE) {
+        loops = [probe(readPath.list), probe(readPath.record)];
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+      }
       const oldest = (
         await admin.query<{ partition_name: string; end_epoch: number; approx_rows: string; bytes: string }>(
           `SELECT partition_name, extract(epoch FROM range_end)::float8 AS end_epoch, approx_rows, bytes FROM subdata_audit_partition_status()
@@ -351,10 +457,13 @@ async function dropMonths(
       const dropped = (await maintain.query<{ partition_name: string }>("SELECT partition_name FROM subdata_audit_drop_expired_partition(make_interval(days => $1))", [days]))
         .rows[0];
       const ended = performance.now();
-      windows.push([started, ended]);
       if (dropped?.partition_name !== oldest.partition_name) throw new Error(`expected to drop ${oldest.partition_name}, dropped ${dropped?.partition_name ?? "nothing"}`);
-      drops.push({ partition: oldest.partition_name, rows: Number(oldest.approx_rows), bytes: Number(oldest.bytes), ms: ended - started });
-      say(`dropped ${oldest.partition_name} (~${Number(oldest.approx_rows).toLocaleString("en")} rows, ${(Number(oldest.bytes) / 1e6).toFixed(0)} MB) in ${(ended - started).toFixed(1)} ms`);
+      if (underLoad) windows.push([started, ended]);
+      drops.push({ partition: oldest.partition_name, rows: Number(oldest.approx_rows), bytes: Number(oldest.bytes), ms: ended - started, underLoad });
+      say(
+        `dropped ${oldest.partition_name} (~${Number(oldest.approx_rows).toLocaleString("en")} rows, ${(Number(oldest.bytes) / 1e6).toFixed(0)} MB) in ${(ended - started).toFixed(1)} ms` +
+          (underLoad ? ", reads and audit writes running" : ""),
+      );
       await new Promise((resolve) => setTimeout(resolve, 2_000));
     }
   } finally {
@@ -452,20 +561,26 @@ function renderLifecycle(report: LifecycleReport): string[] {
       `${f(report.bulkLoad.rowsPerSecond, 0)} rows/s (${f(report.bulkLoad.tableBytes / 1e9, 2)} GB with indexes). ${report.machine.cores} cores, ` +
       `Node ${report.machine.node}, load average ${report.machine.loadAverageAtStart.join(" ")} at start.`,
     "",
+    `Medians over two phases of each state, measured full, empty, full, empty (the history parked and attached again in between).`,
+    "",
     `| figure | empty audit log | ${report.auditRows.toLocaleString("en")} rows |`,
     "|---|---:|---:|",
     row("audit insert, Postgres CPU µs per row (50 ids)", f(report.empty.insertPostgresUsPerRow), f(report.full.insertPostgresUsPerRow)),
     row("RecordReads of 10 reads, p50 / p99 ms", `${f(report.empty.insertCallP50Ms, 2)} / ${f(report.empty.insertCallP99Ms, 2)}`, `${f(report.full.insertCallP50Ms, 2)} / ${f(report.full.insertCallP99Ms, 2)}`),
     row("ListAuditEvents first page, p50 / p99 ms", `${f(report.empty.firstPageP50Ms, 2)} / ${f(report.empty.firstPageP99Ms, 2)}`, `${f(report.full.firstPageP50Ms, 2)} / ${f(report.full.firstPageP99Ms, 2)}`),
     row("ListAuditEvents walking pages, p50 / p99 ms", `${f(report.empty.walkPageP50Ms, 2)} / ${f(report.empty.walkPageP99Ms, 2)}`, `${f(report.full.walkPageP50Ms, 2)} / ${f(report.full.walkPageP99Ms, 2)}`),
-    row("list50 gateway req/s (baseline req/s)", `${f(http(report.empty, "gateway").requestsPerSecond, 0)} (${f(http(report.empty, "baseline").requestsPerSecond, 0)})`, `${f(http(report.full, "gateway").requestsPerSecond, 0)} (${f(http(report.full, "baseline").requestsPerSecond, 0)})`),
+    row("list50 gateway req/s (baseline req/s), first phase", `${f(http(report.empty, "gateway").requestsPerSecond, 0)} (${f(http(report.empty, "baseline").requestsPerSecond, 0)})`, `${f(http(report.full, "gateway").requestsPerSecond, 0)} (${f(http(report.full, "baseline").requestsPerSecond, 0)})`),
     row("list50 gateway ÷ baseline, median (runs)", `${f(report.empty.gatewayRatio, 2)} (${report.empty.gatewayRatios.map((r) => f(r, 2)).join(", ")})`, `${f(report.full.gatewayRatio, 2)} (${report.full.gatewayRatios.map((r) => f(r, 2)).join(", ")})`),
-    row("list50 gateway p50 / p99 ms", `${f(http(report.empty, "gateway").p50Ms)} / ${f(http(report.empty, "gateway").p99Ms)}`, `${f(http(report.full, "gateway").p50Ms)} / ${f(http(report.full, "gateway").p99Ms)}`),
-    row("list50 Postgres CPU µs per gateway request", f(http(report.empty, "gateway").cpuUsPerRequest.postgres ?? Number.NaN, 0), f(http(report.full, "gateway").cpuUsPerRequest.postgres ?? Number.NaN, 0)),
+    row("list50 gateway p50 / p99 ms, first phase", `${f(http(report.empty, "gateway").p50Ms)} / ${f(http(report.empty, "gateway").p99Ms)}`, `${f(http(report.full, "gateway").p50Ms)} / ${f(http(report.full, "gateway").p99Ms)}`),
+    row(
+      "list50 Postgres CPU µs per gateway request, each phase",
+      report.phases.filter((phase) => phase.state === "empty").map((phase) => f(phase.costs.http.find((result) => result.target === "gateway")!.cpuUsPerRequest.postgres ?? Number.NaN, 0)).join(", "),
+      report.phases.filter((phase) => phase.state === "full").map((phase) => f(phase.costs.http.find((result) => result.target === "gateway")!.cpuUsPerRequest.postgres ?? Number.NaN, 0)).join(", "),
+    ),
     "",
-    "| month dropped | rows (estimate) | MB | DROP ms |",
-    "|---|---:|---:|---:|",
-    ...report.drops.map((drop) => `| ${drop.partition} | ${drop.rows.toLocaleString("en")} | ${f(drop.bytes / 1e6, 0)} | ${f(drop.ms)} |`),
+    "| month dropped | rows (estimate) | MB | reads and audit writes beside it | call ms |",
+    "|---|---:|---:|---|---:|",
+    ...report.drops.map((drop) => `| ${drop.partition} | ${drop.rows.toLocaleString("en")} | ${f(drop.bytes / 1e6, 0)} | ${drop.underLoad ? "yes" : "no"} | ${f(drop.ms)} |`),
     "",
     `Reads and audit writes next to the drops: max ${f(report.readPathDuringDrops.duringMaxMs)} ms over the ${report.readPathDuringDrops.duringCount} that overlapped a drop; ` +
       `p99 ${f(report.readPathDuringDrops.outsideP99Ms)} ms, max ${f(report.readPathDuringDrops.outsideMaxMs)} ms over the ${report.readPathDuringDrops.outsideCount} outside.`,
