@@ -13,6 +13,8 @@ import pg from "pg";
 export interface DatasetSpec {
   subscriptions: number;
   merchants: number;
+  /** The database's name starts with this (default subdata_bench): a mode that changes its data keeps a dataset of its own. */
+  namePrefix?: string;
 }
 
 export interface Dataset {
@@ -103,7 +105,7 @@ async function seedAll(adminUrl: string, spec: DatasetSpec, say: (line: string) 
  * `rolePassword` and returns where everything is.
  */
 export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (line: string) => void): Promise<Dataset> {
-  const databaseName = `subdata_bench_s${spec.subscriptions}_m${spec.merchants}`;
+  const databaseName = `${spec.namePrefix ?? "subdata_bench"}_s${spec.subscriptions}_m${spec.merchants}`;
   const adminUrl = databaseUrlFor(serverUrl, databaseName);
   const exists = await withClient(serverUrl, async (client) => {
     const result = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName]);

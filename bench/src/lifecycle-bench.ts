@@ -60,7 +60,10 @@ interface DropFigures {
   partition: string;
   rows: number;
   bytes: number;
-  ms: number;
+  /** The call that detaches it: the only one audit_events waits for. */
+  detachMs: number;
+  /** The call that drops the detached table (its files). */
+  dropMs: number;
   /** Whether reads and audit writes ran beside it (then its time includes waiting for their locks). */
   underLoad: boolean;
 }
@@ -107,6 +110,23 @@ async function postgresCpuSeconds(admin: Pool, work: () => Promise<void>): Promi
   return totalOf(cpuSecondsSince(before));
 }
 
+/**
+ * CREATE DATABASE … TEMPLATE refuses while anyone is connected to the template: another bench run's
+ * stack may be reading the same dataset. Tries again for up to ten minutes.
+ */
+async function copyDatabase(serverUrl: string, template: string, say: Say): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await onServer(serverUrl, `CREATE DATABASE ${LIFECYCLE_DATABASE} TEMPLATE ${template}`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "55006" || attempt >= 120) throw error;
+      if (attempt === 1) say(`${template} is in use (another run?); waiting to copy it`);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+    }
+  }
+}
+
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await work();
@@ -119,10 +139,15 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
   const loadAverageAtStart = loadAverage();
   say(`bench --lifecycle: ${auditRows.toLocaleString("en")} audit rows; load average ${loadAverageAtStart.join(" ")} on ${cpus().length} cores`);
 
-  // A copy of the dataset: the bulk rows must not stay in the dataset the other modes reuse.
-  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants }, say);
+  // A dataset of its own, and a copy of it per run: the bulk rows must stay in neither, and the datasets
+  // the other modes share must not be migrated or held open by this one.
+  const dataset = await ensureDataset(
+    options.databaseUrl,
+    { subscriptions: options.subscriptions, merchants: options.merchants, namePrefix: "subdata_bench_lifecycle_base" },
+    say,
+  );
   await onServer(options.databaseUrl, `DROP DATABASE IF EXISTS ${LIFECYCLE_DATABASE} WITH (FORCE)`);
-  await onServer(options.databaseUrl, `CREATE DATABASE ${LIFECYCLE_DATABASE} TEMPLATE ${dataset.databaseName}`);
+  await copyDatabase(options.databaseUrl, dataset.databaseName, say);
   const adminUrl = databaseUrlFor(options.databaseUrl, LIFECYCLE_DATABASE);
   const secrets = inventSecrets();
   const roles = await roleUrls(adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
@@ -454,14 +479,20 @@ async function dropMonths(
       // A retention that makes exactly this month due: its end is this many whole days ago.
       const days = Math.floor((Date.now() - oldest.end_epoch * 1000) / 86_400_000);
       const started = performance.now();
-      const dropped = (await maintain.query<{ partition_name: string }>("SELECT partition_name FROM subdata_audit_drop_expired_partition(make_interval(days => $1))", [days]))
-        .rows[0];
+      const detached = (
+        await maintain.query<{ partition_name: string }>("SELECT partition_name FROM subdata_audit_detach_expired_partition(make_interval(days => $1))", [days])
+      ).rows[0];
+      const between = performance.now();
+      const dropped = (await maintain.query<{ name: string | null }>("SELECT subdata_audit_drop_detached_partition() AS name")).rows[0]?.name;
       const ended = performance.now();
-      if (dropped?.partition_name !== oldest.partition_name) throw new Error(`expected to drop ${oldest.partition_name}, dropped ${dropped?.partition_name ?? "nothing"}`);
+      if (detached?.partition_name !== oldest.partition_name || dropped !== oldest.partition_name) {
+        throw new Error(`expected to detach and drop ${oldest.partition_name}, got ${detached?.partition_name ?? "nothing"} and ${dropped ?? "nothing"}`);
+      }
       if (underLoad) windows.push([started, ended]);
-      drops.push({ partition: oldest.partition_name, rows: Number(oldest.approx_rows), bytes: Number(oldest.bytes), ms: ended - started, underLoad });
+      drops.push({ partition: oldest.partition_name, rows: Number(oldest.approx_rows), bytes: Number(oldest.bytes), detachMs: between - started, dropMs: ended - between, underLoad });
       say(
-        `dropped ${oldest.partition_name} (~${Number(oldest.approx_rows).toLocaleString("en")} rows, ${(Number(oldest.bytes) / 1e6).toFixed(0)} MB) in ${(ended - started).toFixed(1)} ms` +
+        `removed ${oldest.partition_name} (~${Number(oldest.approx_rows).toLocaleString("en")} rows, ${(Number(oldest.bytes) / 1e6).toFixed(0)} MB): ` +
+          `detach ${(between - started).toFixed(1)} ms, drop ${(ended - between).toFixed(1)} ms` +
           (underLoad ? ", reads and audit writes running" : ""),
       );
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -578,9 +609,11 @@ function renderLifecycle(report: LifecycleReport): string[] {
       report.phases.filter((phase) => phase.state === "full").map((phase) => f(phase.costs.http.find((result) => result.target === "gateway")!.cpuUsPerRequest.postgres ?? Number.NaN, 0)).join(", "),
     ),
     "",
-    "| month dropped | rows (estimate) | MB | reads and audit writes beside it | call ms |",
-    "|---|---:|---:|---|---:|",
-    ...report.drops.map((drop) => `| ${drop.partition} | ${drop.rows.toLocaleString("en")} | ${f(drop.bytes / 1e6, 0)} | ${drop.underLoad ? "yes" : "no"} | ${f(drop.ms)} |`),
+    "| month removed | rows (estimate) | MB | reads and audit writes beside it | detach ms | drop ms |",
+    "|---|---:|---:|---|---:|---:|",
+    ...report.drops.map(
+      (drop) => `| ${drop.partition} | ${drop.rows.toLocaleString("en")} | ${f(drop.bytes / 1e6, 0)} | ${drop.underLoad ? "yes" : "no"} | ${f(drop.detachMs)} | ${f(drop.dropMs)} |`,
+    ),
     "",
     `Reads and audit writes next to the drops: max ${f(report.readPathDuringDrops.duringMaxMs)} ms over the ${report.readPathDuringDrops.duringCount} that overlapped a drop; ` +
       `p99 ${f(report.readPathDuringDrops.outsideP99Ms)} ms, max ${f(report.readPathDuringDrops.outsideMaxMs)} ms over the ${report.readPathDuringDrops.outsideCount} outside.`,

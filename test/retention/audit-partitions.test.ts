@@ -71,15 +71,42 @@ describe("the partitioned audit log", () => {
     // The row sat in the default partition: its month was made for it, then dropped in the same run.
     expect(report.audit.partitions_created).toContain(expiredMonth);
     expect(report.audit.partitions_dropped).toEqual([expiredMonth]);
-    const left = await admin.query<{ id: string }>("SELECT id FROM audit_events WHERE merchant_id = 'mer_expiry'");
-    expect(left.rows.map((row) => row.id)).toEqual([kept]);
-    expect(left.rows.map((row) => row.id)).not.toContain(expired);
-    const log = await admin.query("SELECT partition_name, range_start::text, done_by, bytes > 0 AS sized FROM audit_partition_log WHERE action = 'dropped'");
-    expect(log.rows).toEqual([{ partition_name: expiredMonth, range_start: `${expiredMonth.slice(13).replace("_", "-")}-01 00:00:00+00`, done_by: "subdata_maintain", sized: true }]);
+    const remaining = await admin.query<{ id: string }>("SELECT id FROM audit_events WHERE merchant_id = 'mer_expiry'");
+    expect(remaining.rows.map((row) => row.id)).toEqual([kept]);
+    expect(remaining.rows.map((row) => row.id)).not.toContain(expired);
+    const log = await admin.query(
+      "SELECT action, partition_name, range_start::text, done_by, bytes > 0 AS sized FROM audit_partition_log WHERE action IN ('detached', 'dropped') ORDER BY id",
+    );
+    const recorded = { partition_name: expiredMonth, range_start: `${expiredMonth.slice(13).replace("_", "-")}-01 00:00:00+00`, done_by: "subdata_maintain", sized: true };
+    expect(log.rows).toEqual([
+      { action: "detached", ...recorded },
+      { action: "dropped", ...recorded },
+    ]);
+    // Detached, then its files dropped: no table of it is left.
+    const left = await admin.query("SELECT relname FROM pg_class WHERE relname LIKE $1", [`${expiredMonth}%`]);
+    expect(left.rows).toEqual([]);
 
     // Nothing else is due: a second run drops nothing.
     const again = json<{ audit: { partitions_dropped: string[] } }>(await maintain({ SUBDATA_AUDIT_RETENTION_DAYS: "400" }));
     expect(again.audit.partitions_dropped).toEqual([]);
+  });
+
+  it("drops on its next run a month that an interrupted run detached but did not drop", async () => {
+    await insertAuditRow(admin, "mer_interrupted", new Date(Date.now() - 700 * 86_400_000).toISOString());
+    const month = `audit_events_${new Date(Date.now() - 700 * 86_400_000).toISOString().slice(0, 7).replace("-", "_")}`;
+    await roles.maintain!.query("SELECT subdata_audit_prepare_partitions(3)");
+    // The first step alone, as a run that died between the two would leave it.
+    const detached = await roles.maintain!.query("SELECT partition_name FROM subdata_audit_detach_expired_partition(interval '400 days')");
+    expect(detached.rows).toEqual([{ partition_name: month }]);
+    const parked = await admin.query("SELECT relname FROM pg_class WHERE relname = $1", [`${month}_expired`]);
+    expect(parked.rowCount).toBe(1);
+    expect((await admin.query("SELECT count(*)::int AS n FROM audit_events WHERE merchant_id = 'mer_interrupted'")).rows[0].n).toBe(0);
+
+    const run = await maintain();
+    expect(run.code, run.stderr).toBe(0);
+    expect((await admin.query("SELECT relname FROM pg_class WHERE relname = $1", [`${month}_expired`])).rowCount).toBe(0);
+    const log = await admin.query("SELECT action FROM audit_partition_log WHERE partition_name = $1 AND action IN ('detached', 'dropped') ORDER BY id", [month]);
+    expect(log.rows.map((row) => row.action)).toEqual(["detached", "dropped"]);
   });
 
   it("never drops a month younger than 30 days: the setting refuses less, and so does the database, whoever calls it", async () => {
@@ -87,8 +114,8 @@ describe("the partitioned audit log", () => {
     expect(run.code).toBe(1);
     expect(json<{ error: { code: string; message: string } }>(run).error).toMatchObject({ code: "config", message: expect.stringContaining("SUBDATA_AUDIT_RETENTION_DAYS") });
     for (const pool of [roles.maintain!, admin]) {
-      await expect(pool.query("SELECT * FROM subdata_audit_drop_expired_partition(interval '29 days')")).rejects.toThrow(/at least 30 days/);
-      await expect(pool.query("SELECT * FROM subdata_audit_drop_expired_partition(NULL)")).rejects.toThrow(/at least 30 days/);
+      await expect(pool.query("SELECT * FROM subdata_audit_detach_expired_partition(interval '29 days')")).rejects.toThrow(/at least 30 days/);
+      await expect(pool.query("SELECT * FROM subdata_audit_detach_expired_partition(NULL)")).rejects.toThrow(/at least 30 days/);
     }
   });
 

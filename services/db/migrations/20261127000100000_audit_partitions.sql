@@ -24,19 +24,20 @@ END
 $$;
 GRANT USAGE ON SCHEMA public TO subdata_maintain;
 
--- Every partition created, drained or dropped, by whom and when: what left the audit log, and how
+-- Every partition created, drained, detached or dropped, by whom and when: what left the audit log, and how
 -- much, is itself on record. Append-only like the log it describes.
 CREATE TABLE audit_partition_log (
   id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   at             timestamptz NOT NULL DEFAULT clock_timestamp(),
-  -- created | dropped | drained (rows of the default partition moved into their month's partition)
-  action         text NOT NULL CHECK (action IN ('created', 'dropped', 'drained')),
+  -- created | detached (past retention, out of audit_events) | dropped | drained (rows of the default
+  -- partition moved into their month's partition)
+  action         text NOT NULL CHECK (action IN ('created', 'detached', 'dropped', 'drained')),
   partition_name text NOT NULL,
   -- NULL: unbounded (the partition that holds the rows from before partitioning).
   range_start    timestamptz,
   range_end      timestamptz,
-  -- dropped: the planner's estimate (pg_class.reltuples) and the size on disk, both read without a
-  -- scan; drained: the exact number of rows moved.
+  -- detached, dropped: the planner's estimate (pg_class.reltuples) and the size on disk, both read
+  -- without a scan; drained: the exact number of rows moved.
   rows           bigint,
   bytes          bigint,
   done_by        text NOT NULL DEFAULT session_user
@@ -238,12 +239,21 @@ $$;
 REVOKE ALL ON FUNCTION subdata_audit_prepare_partitions(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION subdata_audit_prepare_partitions(integer) TO subdata_maintain;
 
--- Drops the oldest partition whose every row is older than `retention`, records the drop, and returns
--- its name and estimated rows (no row when none is due). One partition per call and transaction: DROP takes an ACCESS
--- EXCLUSIVE lock on audit_events for the catalog change only (milliseconds), and the lock wait is
--- bounded so that reads and inserts queued behind it wait at most that long; the caller tries again.
--- Never a partition younger than 30 days, whatever the caller asks, and never the default partition.
-CREATE FUNCTION subdata_audit_drop_expired_partition(retention interval)
+-- Retention removes a month in two steps, each its own call and transaction, so that no reader waits
+-- while files are deleted. A DROP holds its locks until its files are unlinked at commit, which for a
+-- large partition (a thousand 1 GB segment files at 8 TB) takes time; dropping a partition directly
+-- would hold an ACCESS EXCLUSIVE lock on audit_events meanwhile.
+--
+-- 1. subdata_audit_detach_expired_partition: the oldest partition whose every row is older than
+--    `retention` is detached and renamed <name>_expired. DETACH takes an ACCESS EXCLUSIVE lock on
+--    audit_events for the catalog change only; the lock wait is bounded (2 s) so that reads and inserts
+--    queued behind it wait at most that long, and the caller tries again. Returns its name and estimated
+--    rows (no row when none is due). Never a partition younger than 30 days, whatever the caller asks,
+--    and never the default partition.
+-- 2. subdata_audit_drop_detached_partition: drops one table detached by step 1 (nobody else holds a
+--    lock on it) and returns its name, or NULL when none is left. A run interrupted between the two
+--    leaves the detached table for the next run's step 2.
+CREATE FUNCTION subdata_audit_detach_expired_partition(retention interval)
 RETURNS TABLE (partition_name text, approx_rows bigint)
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, public, pg_temp
@@ -270,16 +280,46 @@ BEGIN
   END IF;
   SELECT greatest(c.reltuples, 0)::bigint, pg_total_relation_size(c.oid) INTO estimate, size
     FROM pg_class c WHERE c.oid = format('public.%I', doomed.partition_name)::regclass;
-  EXECUTE format('DROP TABLE public.%I', doomed.partition_name);
+  EXECUTE format('ALTER TABLE public.audit_events DETACH PARTITION public.%I', doomed.partition_name);
+  EXECUTE format('ALTER TABLE public.%I RENAME TO %I', doomed.partition_name, doomed.partition_name || '_expired');
   INSERT INTO audit_partition_log (action, partition_name, range_start, range_end, rows, bytes)
-  VALUES ('dropped', doomed.partition_name, doomed.range_start, doomed.range_end, estimate, size);
+  VALUES ('detached', doomed.partition_name, doomed.range_start, doomed.range_end, estimate, size);
   partition_name := doomed.partition_name;
   approx_rows := estimate;
   RETURN NEXT;
 END
 $$;
-REVOKE ALL ON FUNCTION subdata_audit_drop_expired_partition(interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION subdata_audit_drop_expired_partition(interval) TO subdata_maintain;
+REVOKE ALL ON FUNCTION subdata_audit_detach_expired_partition(interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION subdata_audit_detach_expired_partition(interval) TO subdata_maintain;
+
+CREATE FUNCTION subdata_audit_drop_detached_partition() RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, public, pg_temp
+SET TimeZone = 'UTC'
+AS $$
+DECLARE
+  detached record;
+BEGIN
+  -- Only what step 1 detached and nothing has dropped since, and only while it is still no partition.
+  SELECT l.partition_name, l.range_start, l.range_end, l.rows, l.bytes INTO detached
+    FROM audit_partition_log l
+    JOIN pg_class c ON c.relname = l.partition_name || '_expired' AND c.relnamespace = 'public'::regnamespace
+   WHERE l.action = 'detached' AND NOT c.relispartition
+     AND NOT EXISTS (SELECT FROM audit_partition_log d
+                      WHERE d.action = 'dropped' AND d.partition_name = l.partition_name AND d.id > l.id)
+   ORDER BY l.id
+   LIMIT 1;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  EXECUTE format('DROP TABLE public.%I', detached.partition_name || '_expired');
+  INSERT INTO audit_partition_log (action, partition_name, range_start, range_end, rows, bytes)
+  VALUES ('dropped', detached.partition_name, detached.range_start, detached.range_end, detached.rows, detached.bytes);
+  RETURN detached.partition_name;
+END
+$$;
+REVOKE ALL ON FUNCTION subdata_audit_drop_detached_partition() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION subdata_audit_drop_detached_partition() TO subdata_maintain;
 
 -- The rows written before this migration become one partition, attached in place (no copy): it holds
 -- everything before the end of this month and is dropped whole when its youngest month expires. A row
@@ -347,7 +387,8 @@ CREATE TRIGGER audit_events_no_truncate
 REVOKE ALL ON audit_events FROM PUBLIC;
 GRANT SELECT, INSERT ON audit_events TO subdata_auth;
 DROP TABLE audit_events_partitioned;
-DROP FUNCTION subdata_audit_drop_expired_partition(interval);
+DROP FUNCTION subdata_audit_drop_detached_partition();
+DROP FUNCTION subdata_audit_detach_expired_partition(interval);
 DROP FUNCTION subdata_audit_prepare_partitions(integer);
 DROP FUNCTION subdata_audit_drain_default();
 DROP FUNCTION subdata_audit_create_partition(timestamptz);

@@ -32,8 +32,10 @@ export interface TableStatus {
 export interface MaintenanceRepository {
   /** Drains the default partition if it holds rows, then makes this month's and `monthsAhead` more. Returns the partitions made. */
   preparePartitions(monthsAhead: number): Promise<string[]>;
-  /** Drops the oldest audit partition past retention and returns it (name, estimated rows); null when none is due. */
-  dropExpiredPartition(retentionDays: number): Promise<{ name: string; rows: bigint } | null>;
+  /** Detaches the oldest audit partition past retention and returns it (name, estimated rows); null when none is due. */
+  detachExpiredPartition(retentionDays: number): Promise<{ name: string; rows: bigint } | null>;
+  /** Drops one partition detached earlier and returns its name; null when none is left. */
+  dropDetachedPartition(): Promise<string | null>;
   /** One batch of at most `maxRows`; returns how many rows went. */
   purge(table: PurgedTable, retentionDays: number, maxRows: number): Promise<number>;
   auditPartitions(): Promise<AuditPartition[]>;
@@ -46,13 +48,17 @@ export function createMaintenanceRepository(db: Queryable): MaintenanceRepositor
       const { rows } = await db.query<{ name: string }>("SELECT subdata_audit_prepare_partitions($1) AS name", [monthsAhead]);
       return rows.map((row) => row.name);
     },
-    async dropExpiredPartition(retentionDays) {
+    async detachExpiredPartition(retentionDays) {
       const { rows } = await db.query<{ name: string; rows: bigint }>(
-        "SELECT partition_name AS name, approx_rows AS rows FROM subdata_audit_drop_expired_partition(make_interval(days => $1))",
+        "SELECT partition_name AS name, approx_rows AS rows FROM subdata_audit_detach_expired_partition(make_interval(days => $1))",
         [retentionDays],
       );
-      const dropped = rows[0];
-      return dropped ? { name: dropped.name, rows: BigInt(dropped.rows) } : null;
+      const detached = rows[0];
+      return detached ? { name: detached.name, rows: BigInt(detached.rows) } : null;
+    },
+    async dropDetachedPartition() {
+      const { rows } = await db.query<{ name: string | null }>("SELECT subdata_audit_drop_detached_partition() AS name");
+      return rows[0]?.name ?? null;
     },
     async purge(table, retentionDays, maxRows) {
       const { rows } = await db.query<{ purged: number }>(`SELECT ${PURGES[table]}(make_interval(days => $1), $2) AS purged`, [

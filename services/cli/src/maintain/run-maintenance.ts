@@ -78,12 +78,14 @@ export async function runMaintenance(options: MaintenanceOptions): Promise<Maint
   await step("audit partitions ahead", async () => {
     created.push(...(await repository.preparePartitions(settings.auditPartitionsAhead)));
   });
+  // A month leaves in two steps (see the migration): detached from the table, then its files dropped,
+  // so no reader waits behind a lock while they are deleted.
   await step("audit retention", async () => {
     let attempts = 0;
     while (!stopped()) {
       let partition: { name: string; rows: bigint } | null;
       try {
-        partition = await repository.dropExpiredPartition(settings.auditRetentionDays);
+        partition = await repository.detachExpiredPartition(settings.auditRetentionDays);
       } catch (error) {
         if (!isLockTimeout(error) || ++attempts >= DROP_ATTEMPTS) throw error;
         await pause(1_000 * attempts);
@@ -93,6 +95,7 @@ export async function runMaintenance(options: MaintenanceOptions): Promise<Maint
       dropped.push(partition.name);
       droppedRows += partition.rows;
     }
+    while (!stopped() && (await repository.dropDetachedPartition()) !== null);
   });
 
   const removed: Record<PurgedTable, number> = { webhook_attempts: 0, webhook_deliveries: 0, webhook_events: 0 };
