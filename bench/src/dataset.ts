@@ -3,16 +3,24 @@ import { migrate, roleDatabaseUrl, serviceRoles, type ServiceName } from "@subda
 import pg from "pg";
 
 /**
- * The bench dataset: its own database on DATABASE_URL's server, built once per size and reused while
- * its marker row says it is complete. Merchants are deliberately uneven, like real tenants: one big
- * merchant holds 30 % (the HTTP scenarios walk it, so a page 100,000 rows deep exists in the full
- * dataset), one holds 5 % (its subscriptions change in the webhook phase, leaving the big one's pages
- * stable across runs) and the rest share what is left.
+ * The bench dataset: its own database on DATABASE_URL's server, built once per size and tenant mix and
+ * reused while its marker row says it is complete. Tenant mixes, because a plan or a cost can depend on
+ * how rows are spread over merchants:
+ * - skewed (the default): one merchant holds 30 % (the HTTP scenarios walk it, so a page 100,000 rows
+ *   deep exists in the full dataset), one holds 5 % (its subscriptions change in the webhook phase,
+ *   leaving the big one's pages stable across runs) and the rest share what is left;
+ * - dominant: every row in one merchant (a single-brand deployment); the webhook phase changes that
+ *   merchant's subscriptions too;
+ * - small: at least 10,000 merchants sharing the rows evenly; the scenarios read the first.
  */
+
+export type TenantMix = "skewed" | "dominant" | "small";
 
 export interface DatasetSpec {
   subscriptions: number;
+  /** Merchants of the skewed mix (the small mix has at least 10,000; the dominant one, one). */
   merchants: number;
+  mix: TenantMix;
   /** The database's name starts with this (default subdata_bench): a mode that changes its data keeps a dataset of its own. */
   namePrefix?: string;
 }
@@ -20,6 +28,7 @@ export interface DatasetSpec {
 export interface Dataset {
   databaseName: string;
   adminUrl: string;
+  mix: TenantMix;
   bigMerchantId: string;
   hooksMerchantId: string;
   /** Whether this run built it, and how long that took. */
@@ -30,19 +39,21 @@ export interface Dataset {
 
 const SPEC_VERSION = 1;
 const SEED_NOW_MICROS = Date.UTC(2026, 10, 1) * 1000;
+const SMALL_MIX_MERCHANTS = 10_000;
 
-function merchantId(index: number): string {
-  return `mer_bench${String(index).padStart(3, "0")}`;
+function merchantId(index: number, count: number): string {
+  return `mer_bench${String(index).padStart(Math.max(3, String(count - 1).length), "0")}`;
 }
 
 /** How many subscriptions merchant `index` gets; the shares add up to `spec.subscriptions` exactly. */
 function merchantShares(spec: DatasetSpec): number[] {
+  const even = (total: number, merchants: number) => Array.from({ length: merchants }, (_, i) => Math.floor(total / merchants) + (i < total % merchants ? 1 : 0));
+  if (spec.mix === "dominant") return [spec.subscriptions];
+  if (spec.mix === "small") return even(spec.subscriptions, Math.max(SMALL_MIX_MERCHANTS, spec.merchants));
   if (spec.merchants < 3) throw new Error("the bench needs at least 3 merchants");
   const big = Math.floor(spec.subscriptions * 0.3);
   const hooks = Math.floor(spec.subscriptions * 0.05);
-  const rest = spec.subscriptions - big - hooks;
-  const others = spec.merchants - 2;
-  return [big, hooks, ...Array.from({ length: others }, (_, i) => Math.floor(rest / others) + (i < rest % others ? 1 : 0))];
+  return [big, hooks, ...even(spec.subscriptions - big - hooks, spec.merchants - 2)];
 }
 
 function databaseUrlFor(serverUrl: string, database: string): string {
@@ -61,7 +72,10 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   }
 }
 
-const markerText = (spec: DatasetSpec) => `v${SPEC_VERSION} subscriptions=${spec.subscriptions} merchants=${spec.merchants}`;
+// The skewed mix keeps the name and marker it had before mixes existed, so its datasets are reused.
+const markerText = (spec: DatasetSpec) => `v${SPEC_VERSION} subscriptions=${spec.subscriptions} merchants=${spec.merchants}${spec.mix === "skewed" ? "" : ` mix=${spec.mix}`}`;
+const databaseNameOf = (spec: DatasetSpec) =>
+  `${spec.namePrefix ?? "subdata_bench"}_s${spec.subscriptions}_${spec.mix === "skewed" ? `m${spec.merchants}` : spec.mix}`;
 
 async function readMarker(adminUrl: string, spec: DatasetSpec): Promise<boolean> {
   return withClient(adminUrl, async (client) => {
@@ -84,8 +98,8 @@ async function seedAll(adminUrl: string, spec: DatasetSpec, say: (line: string) 
       while (next < shares.length) {
         const index = next++;
         await runSeed(client, {
-          merchantId: merchantId(index),
-          merchantName: index === 0 ? "Bench big merchant" : index === 1 ? "Bench webhook merchant" : `Bench merchant ${index}`,
+          merchantId: merchantId(index, shares.length),
+          merchantName: index === 0 ? "Bench big merchant" : index === 1 && spec.mix === "skewed" ? "Bench webhook merchant" : `Bench merchant ${index}`,
           subscriptions: shares[index] as number,
           seed: `bench-${index}`,
           now: SEED_NOW_MICROS,
@@ -94,7 +108,7 @@ async function seedAll(adminUrl: string, spec: DatasetSpec, say: (line: string) 
           batchSize: 5_000,
         });
         done += shares[index] as number;
-        if (index % 10 === 0 || index < 2) say(`seeded ${done.toLocaleString("en")} / ${spec.subscriptions.toLocaleString("en")} subscriptions (${Math.round((Date.now() - started) / 1000)} s)`);
+        if (index % Math.max(10, Math.floor(shares.length / 10)) === 0 || index < 2) say(`seeded ${done.toLocaleString("en")} / ${spec.subscriptions.toLocaleString("en")} subscriptions (${Math.round((Date.now() - started) / 1000)} s)`);
       }
     });
   await Promise.all([worker(), worker()]);
@@ -105,7 +119,7 @@ async function seedAll(adminUrl: string, spec: DatasetSpec, say: (line: string) 
  * `rolePassword` and returns where everything is.
  */
 export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (line: string) => void): Promise<Dataset> {
-  const databaseName = `${spec.namePrefix ?? "subdata_bench"}_s${spec.subscriptions}_m${spec.merchants}`;
+  const databaseName = databaseNameOf(spec);
   const adminUrl = databaseUrlFor(serverUrl, databaseName);
   const exists = await withClient(serverUrl, async (client) => {
     const result = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName]);
@@ -115,7 +129,7 @@ export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (
   let buildSeconds = 0;
   if (!exists || !(await readMarker(adminUrl, spec))) {
     const started = Date.now();
-    say(`building dataset ${databaseName}: ${spec.subscriptions.toLocaleString("en")} subscriptions across ${spec.merchants} merchants`);
+    say(`building dataset ${databaseName}: ${spec.subscriptions.toLocaleString("en")} subscriptions across ${merchantShares(spec).length.toLocaleString("en")} merchants (${spec.mix} mix)`);
     await withClient(serverUrl, async (client) => {
       // An incomplete build (interrupted earlier) is thrown away whole.
       await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(databaseName)} WITH (FORCE)`);
@@ -146,7 +160,17 @@ export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (
     ).rows[0];
     return { merchants: row.merchants, subscriptions: row.subscriptions, charges: row.charges, orders: row.orders };
   });
-  return { databaseName, adminUrl, bigMerchantId: merchantId(0), hooksMerchantId: merchantId(1), built, buildSeconds, counts };
+  const merchants = merchantShares(spec).length;
+  return {
+    databaseName,
+    adminUrl,
+    mix: spec.mix,
+    bigMerchantId: merchantId(0, merchants),
+    hooksMerchantId: merchantId(spec.mix === "dominant" ? 0 : 1, merchants),
+    built,
+    buildSeconds,
+    counts,
+  };
 }
 
 /** Each service's own role connection, as deploy/local makes them (the roles are created by migrations). */

@@ -7,8 +7,11 @@ import { type CpuReadings, cpuReadings, cpuSeconds, cpuSecondsSince, loadAverage
 import type { Scenario } from "./scenarios.ts";
 import { median, medianOfEach } from "./stats.ts";
 
-/** Which server a scenario is run against. */
-export type TargetName = "baseline" | "gateway";
+/**
+ * Which server a scenario is run against: the independent floor (its own SQL and rendering), the
+ * baseline (the query service's SQL and renderers without the architecture), or the product.
+ */
+export type TargetName = "floor" | "baseline" | "gateway";
 
 export interface Target {
   name: TargetName;
@@ -73,24 +76,70 @@ export interface Check {
   detail: string;
 }
 
+/** Where a target serves a scenario (the floor's deep page has a cursor of its own). */
+function scenarioUrl(scenario: Scenario, target: Target): string {
+  return `${target.origin}${scenario.paths?.[target.name] ?? scenario.path}`;
+}
+
+/** Every `id` in a response, in document order: the objects served and the order they came in. */
+export function idsInOrder(body: unknown, into: string[] = []): string[] {
+  if (Array.isArray(body)) for (const item of body) idsInOrder(item, into);
+  else if (body !== null && typeof body === "object") {
+    for (const [key, value] of Object.entries(body)) {
+      if (key === "id" && typeof value === "string") into.push(value);
+      else idsInOrder(value, into);
+    }
+  }
+  return into;
+}
+
+/** The paths where two JSON values differ (`skip` keys ignored), as "data[0].price.amount". */
+export function differingPaths(a: unknown, b: unknown, skip: ReadonlySet<string>, at = "", into: string[] = []): string[] {
+  if (isDeepStrictEqual(a, b)) return into;
+  const bothObjects = a !== null && b !== null && typeof a === "object" && typeof b === "object" && Array.isArray(a) === Array.isArray(b);
+  if (!bothObjects) {
+    into.push(at || "(the body)");
+    return into;
+  }
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    if (skip.has(key)) continue;
+    const path = Array.isArray(a) ? `${at}[${key}]` : at ? `${at}.${key}` : key;
+    differingPaths((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], skip, path, into);
+  }
+  return into;
+}
+
 /**
- * One request per scenario and target before any load: each must answer 200, and the gateway's JSON
- * must equal the baseline's (otherwise the baseline is not the same page, and the ratio means nothing).
+ * One request per scenario and target before any load: each must answer 200; the gateway's JSON must
+ * equal the baseline's (otherwise the baseline is not the same page, and the ratio means nothing), and
+ * serve the same objects in the same order as the floor (whose cursors are its own; any other
+ * difference is named in the check's detail).
  */
 export async function checkScenarios(scenarios: readonly Scenario[], targets: readonly Target[]): Promise<Check[]> {
   const checks: Check[] = [];
   for (const scenario of scenarios) {
     const bodies = new Map<TargetName, unknown>();
     for (const target of targets) {
-      const response = await fetch(`${target.origin}${scenario.path}`, { headers: target.headers });
+      const response = await fetch(scenarioUrl(scenario, target), { headers: target.headers });
       const text = await response.text();
       const ok = response.status === 200;
       checks.push({ name: `${scenario.name} via ${target.name} answers 200`, ok, detail: ok ? `${text.length} bytes` : `status ${response.status}: ${text.slice(0, 300)}` });
       if (ok) bodies.set(target.name, JSON.parse(text));
     }
-    if (bodies.size === 2) {
+    if (bodies.has("gateway") && bodies.has("baseline")) {
       const same = isDeepStrictEqual(bodies.get("gateway"), bodies.get("baseline"));
       checks.push({ name: `${scenario.name}: gateway and baseline serve the same JSON`, ok: same, detail: same ? "deep-equal" : "bodies differ" });
+    }
+    if (bodies.has("gateway") && bodies.has("floor")) {
+      const gatewayIds = idsInOrder(bodies.get("gateway"));
+      const same = gatewayIds.length > 0 && isDeepStrictEqual(gatewayIds, idsInOrder(bodies.get("floor")));
+      const others = differingPaths(bodies.get("gateway"), bodies.get("floor"), new Set(["next_cursor"]));
+      checks.push({
+        name: `${scenario.name}: gateway and floor serve the same objects in the same order`,
+        ok: same,
+        detail: `${gatewayIds.length} ids ${same ? "equal" : "differ"}; apart from next_cursor, ${others.length === 0 ? "deep-equal" : `differs at ${others.slice(0, 5).join(", ")}${others.length > 5 ? ", …" : ""}`}`,
+      });
     }
   }
   return checks;
@@ -116,11 +165,16 @@ async function backendPids(admin: pg.Pool): Promise<number[]> {
   return result.rows.map((row) => row.pid);
 }
 
-/** CPU microseconds per request of each process, and of Postgres as the sum over its backends. */
-function cpuPerRequest(services: CpuReadings<string>, backends: CpuReadings<number>, requests: number): Record<string, number> {
+/**
+ * CPU microseconds per request of each process, and of Postgres as the sum over its backends: those
+ * there before the run, and those a pool opened during it (a pool closes connections idle for 10–30 s,
+ * so a server's first run after the others' reconnects; all their CPU was used during the run).
+ */
+function cpuPerRequest(services: CpuReadings<string>, backends: CpuReadings<number>, openedDuring: readonly number[], requests: number): Record<string, number> {
   const perRequest: Record<string, number> = {};
   for (const [name, seconds] of cpuSecondsSince(services)) perRequest[name] = (seconds * 1e6) / Math.max(1, requests);
-  perRequest.postgres = (totalOf(cpuSecondsSince(backends)) * 1e6) / Math.max(1, requests);
+  const opened = openedDuring.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
+  perRequest.postgres = ((totalOf(cpuSecondsSince(backends)) + opened) * 1e6) / Math.max(1, requests);
   return perRequest;
 }
 
@@ -130,9 +184,10 @@ async function measure(options: HttpBenchOptions, scenario: Scenario, target: Ta
   const backendsBefore = cpuReadings(backends.map((pid) => [pid, pid] as const));
   const metricsBefore = target.metricsUrl ? await scrapeMetrics(target.metricsUrl) : undefined;
   const machineBefore = machineCpu();
-  const load = await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.runSeconds, pacing);
+  const load = await options.load.run({ url: scenarioUrl(scenario, target), headers: target.headers }, options.connections, options.runSeconds, pacing);
   const machineAfter = machineCpu();
-  const cpuUsPerRequest = cpuPerRequest(servicesBefore, backendsBefore, load.requests);
+  const openedDuring = (await backendPids(options.admin)).filter((pid) => !backendsBefore.has(pid));
+  const cpuUsPerRequest = cpuPerRequest(servicesBefore, backendsBefore, openedDuring, load.requests);
   // After the CPU readings: a scrape costs the gateway a little CPU, which stays out of the figures.
   const metricsAfter = metricsBefore && target.metricsUrl ? await scrapeMetrics(target.metricsUrl) : undefined;
   return {
@@ -187,7 +242,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResul
     const runs = new Map<TargetName, HttpRun[]>(options.targets.map((target) => [target.name, []]));
     for (const process of options.processes) resetPeakRss(process.pid);
     for (const target of options.targets) {
-      if (options.warmupSeconds > 0) await options.load.run({ url: `${target.origin}${scenario.path}`, headers: target.headers }, options.connections, options.warmupSeconds);
+      if (options.warmupSeconds > 0) await options.load.run({ url: scenarioUrl(scenario, target), headers: target.headers }, options.connections, options.warmupSeconds);
     }
     for (let repetition = 1; repetition <= options.repetitions; repetition++) {
       for (const target of options.targets) {

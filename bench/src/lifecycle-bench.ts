@@ -143,7 +143,7 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
   // the other modes share must not be migrated or held open by this one.
   const dataset = await ensureDataset(
     options.databaseUrl,
-    { subscriptions: options.subscriptions, merchants: options.merchants, namePrefix: "subdata_bench_lifecycle_base" },
+    { subscriptions: options.subscriptions, merchants: options.merchants, mix: "skewed", namePrefix: "subdata_bench_lifecycle_base" },
     say,
   );
   await onServer(options.databaseUrl, `DROP DATABASE IF EXISTS ${LIFECYCLE_DATABASE} WITH (FORCE)`);
@@ -525,11 +525,18 @@ async function dropMonths(
  */
 async function measurePurges(admin: Pool, roles: Record<"webhook" | "maintain", string>, say: Say): Promise<LifecycleReport["purges"]> {
   say(`purges: ${PURGE_ROWS.toLocaleString("en")} published outbox rows, ${DELIVERY_ROWS.toLocaleString("en")} deliveries with 2 attempts each`);
+  // Outbox rows reference their change event: the events first (written directly, so no feed position is
+  // taken), then one published outbox row each.
   await admin.query(
-    `INSERT INTO event_outbox (merchant_id, subscription_id, event_type, version, occurred_at, payload, published_at)
-     SELECT 'mer_purge', 'sub_' || (g % 5000), 'subscription.updated', g, now() - interval '8 days',
-            jsonb_build_object('subscription', jsonb_build_object('id', 'sub_' || (g % 5000), 'pad', repeat('x', 1500))), now() - interval '8 days'
+    `INSERT INTO change_events (id, merchant_id, resource_type, resource_id, event_type, version, occurred_at, payload)
+     SELECT 'evt_outbox' || g, 'mer_purge', 'subscription', 'sub_' || (g % 5000), 'subscription.updated', g, now() - interval '8 days',
+            jsonb_build_object('object', jsonb_build_object('id', 'sub_' || (g % 5000), 'pad', repeat('x', 1000)))
        FROM generate_series(1, $1::int) g`,
+    [PURGE_ROWS],
+  );
+  await admin.query(
+    `INSERT INTO event_outbox (id, merchant_id, resource_id, published_at)
+     SELECT 'evt_outbox' || g, 'mer_purge', 'sub_' || (g % 5000), now() - interval '8 days' FROM generate_series(1, $1::int) g`,
     [PURGE_ROWS],
   );
   await admin.query("INSERT INTO merchants (id, name) VALUES ('mer_purge', 'purge bench') ON CONFLICT DO NOTHING");
@@ -538,14 +545,14 @@ async function measurePurges(admin: Pool, roles: Record<"webhook" | "maintain", 
      SELECT 'we_purge' || e, 'mer_purge', 'https://example.com/hook', '\\x00'::bytea FROM generate_series(1, 10) e`,
   );
   await admin.query(
-    `INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body, received_at)
+    `INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body, received_at)
      SELECT 'evt_purge' || g, 'mer_purge', 'sub_' || g, 'subscription.updated', 1, now() - interval '500 days',
             repeat('x', 1500), now() - interval '500 days'
        FROM generate_series(1, $1::int) g`,
     [DELIVERY_ROWS / 10],
   );
   await admin.query(
-    `INSERT INTO webhook_deliveries (id, merchant_id, endpoint_id, event_id, subscription_id, version, status, attempt_count, created_at)
+    `INSERT INTO webhook_deliveries (id, merchant_id, endpoint_id, event_id, resource_id, version, status, attempt_count, created_at)
      SELECT 'whd_purge' || g, 'mer_purge', 'we_purge' || (g % 10 + 1), 'evt_purge' || (g / 10 + 1), 'sub_' || g, 1, 'SUCCEEDED', 2, now() - interval '100 days'
        FROM generate_series(0, $1::int - 1) g`,
     [DELIVERY_ROWS],

@@ -18,6 +18,7 @@ import { buildScenarios } from "./scenarios.ts";
 import { type BenchSecrets, inventSecrets, startStack } from "./stack.ts";
 import { describeWakeProbe, probeWakePenalty, type WakeProbe } from "./wake-probe.ts";
 import { runWebhookBench, type WebhookResult } from "./webhook-bench.ts";
+import { renderFeedTable, runFeedBench } from "./feed-bench.ts";
 
 // Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
 
@@ -40,15 +41,16 @@ async function main(): Promise<number> {
   const wakeProbe = await probeWakePenalty({ samples: options.wakeProbeSamples, sleepMs: WAKE_PROBE_SLEEP_MS });
   say(describeWakeProbe(wakeProbe));
 
-  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants }, say);
+  const dataset = await ensureDataset(options.databaseUrl, { subscriptions: options.subscriptions, merchants: options.merchants, mix: options.mix }, say);
   const secrets = inventSecrets();
   const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
   if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart, wakeProbe);
+  if (options.feedOnly) return feedOnly(options, dataset, secrets, roles, stamp);
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
   const receiver = await startReceiver();
-  say("starting the stack (baseline, query, auth, webhook, relay, gateway)");
+  say("starting the stack (floor, baseline, query, auth, webhook, relay, gateway)");
   const stack = await startStack({
     repoRoot,
     roleUrls: roles,
@@ -65,10 +67,17 @@ async function main(): Promise<number> {
   try {
     const created = await apiKeys.createApiKey({ merchantId: dataset.bigMerchantId, name: `npm run bench ${startedAt}` });
     keyId = created.apiKey?.id ?? "";
-    const built = await buildScenarios({ adminUrl: dataset.adminUrl, merchantId: dataset.bigMerchantId, pageTokenSecret: secrets.pageTokenSecret, depth: options.depth });
+    const built = await buildScenarios({
+      adminUrl: dataset.adminUrl,
+      merchantId: dataset.bigMerchantId,
+      pageTokenSecret: secrets.pageTokenSecret,
+      floorCursorSecret: secrets.floorCursorSecret,
+      depth: options.depth,
+    });
     const { facts } = built;
     const scenarios = selectScenarios(built.scenarios, options.scenarios);
     const targets: Target[] = [
+      { name: "floor", origin: stack.floorUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
       { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
       { name: "gateway", origin: stack.gatewayUrl, headers: { authorization: `Bearer ${created.key}` }, metricsUrl: stack.gatewayMetricsUrl },
     ];
@@ -140,7 +149,7 @@ async function main(): Promise<number> {
     // Smoke runs only keep the harness working, and a subset of scenarios is an A/B run: the docs keep
     // the last whole measurement.
     if (options.mode !== "smoke" && !options.scenarios) {
-      writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables);
+      writeDocsTable(join(repoRoot, "docs", "benchmarks.md"), tables, dataset.mix);
       say("updated docs/benchmarks.md");
     }
     return verdict(checks);
@@ -202,7 +211,7 @@ function machineFacts(loadAverageAtStart: number[], wakeProbe: WakeProbe, sharer
   };
 }
 
-function writeResult(fileName: string, report: BenchReport): void {
+function writeResult(fileName: string, report: BenchReport | Record<string, unknown>): void {
   const resultsDir = join(repoRoot, "bench", "results");
   mkdirSync(resultsDir, { recursive: true });
   const resultFile = join(resultsDir, fileName);
@@ -291,6 +300,59 @@ async function webhooksOnly(
   // The profiles are written when the processes exit.
   if (options.profile) sayProfiles(profileDir);
   return code;
+}
+
+/**
+ * --feed: the read path (gateway, query, auth), the change feed's figures, a result file; docs/ stay as
+ * they are (docs/benchmarks.md keeps the latest table by hand, with the run it came from).
+ */
+async function feedOnly(options: BenchOptions, dataset: Dataset, secrets: BenchSecrets, roles: Awaited<ReturnType<typeof roleUrls>>, stamp: string): Promise<number> {
+  const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
+  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
+  say("starting the read path (query, auth, gateway)");
+  const stack = await startStack({
+    repoRoot,
+    roleUrls: roles,
+    natsUrl: options.natsUrl,
+    secrets,
+    logLevel: options.logLevel,
+    baselineMerchantId: dataset.bigMerchantId,
+    only: ["query", "auth", "gateway"],
+    say,
+  });
+  const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.serviceToken });
+  try {
+    // The second merchant: its rows change here, so the big merchant's pages stay the same for the HTTP runs.
+    const merchantId = dataset.hooksMerchantId;
+    const created = await createClient(ApiKeyService, auth.transport).createApiKey({ merchantId, name: `npm run bench --feed ${stamp}` });
+    const result = await runFeedBench({
+      admin,
+      adminUrl: dataset.adminUrl,
+      gatewayOrigin: stack.gatewayUrl,
+      apiKey: created.key,
+      merchantId,
+      processes: stack.processes.map(({ name, pid }) => ({ name, pid })),
+      load,
+      connections: options.connections,
+      warmupSeconds: options.warmupSeconds,
+      runSeconds: options.runSeconds,
+      repetitions: options.repetitions,
+      cores: cpus().length,
+      feedEvents: options.feedEvents,
+      visibilitySamples: options.latencyChanges,
+      catchUpEvents: options.catchUpEvents,
+      say,
+    });
+    say(`\n${renderFeedTable(result)}\n`);
+    writeResult(`${stamp}-feed.json`, { mode: `${options.mode} --feed`, dataset: dataset.counts, feed: result });
+    const failed = result.pages.filter((page) => page.non2xx > 0 || page.errors > 0);
+    for (const page of failed) say(`check failed: ${page.scenario}: ${page.non2xx} non-2xx, ${page.errors} errors`);
+    return failed.length > 0 ? 1 : 0;
+  } finally {
+    auth.close();
+    await stack.stop();
+    await admin.end();
+  }
 }
 
 main().then(

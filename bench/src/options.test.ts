@@ -36,5 +36,15 @@ describe("parseOptions --lifecycle", () => {
     expect(() => parseOptions(["--audit-rows", "5"], {})).toThrow(/goes with --lifecycle/);
     expect(() => parseOptions(["--lifecycle", "--webhooks-only"], {})).toThrow(/excludes/);
     expect(() => parseOptions(["--lifecycle", "--scenarios", "list50"], {})).toThrow(/excludes/);
+    expect(() => parseOptions(["--lifecycle", "--feed"], {})).toThrow(/excludes/);
+  });
+});
+
+describe("parseOptions --mix", () => {
+  it("takes one of the three tenant mixes, the skewed hundred by default", () => {
+    expect(parseOptions([], {}).mix).toBe("skewed");
+    expect(parseOptions(["--quick", "--mix", "dominant"], {}).mix).toBe("dominant");
+    expect(parseOptions(["--mix", "small"], {}).mix).toBe("small");
+    expect(() => parseOptions(["--mix", "huge"], {})).toThrow(/skewed, dominant or small/);
   });
 });

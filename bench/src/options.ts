@@ -1,3 +1,5 @@
+import type { TenantMix } from "./dataset.ts";
+
 /** What one `npm run bench` run does; every size and duration follows from the mode. */
 export type BenchMode = "full" | "quick" | "smoke";
 
@@ -6,6 +8,8 @@ export interface BenchOptions {
   /** Subscriptions across all merchants of the dataset. */
   subscriptions: number;
   merchants: number;
+  /** How the rows are spread over merchants (dataset.ts). */
+  mix: TenantMix;
   warmupSeconds: number;
   runSeconds: number;
   repetitions: number;
@@ -35,6 +39,11 @@ export interface BenchOptions {
   skipWebhooks: boolean;
   /** Only the webhook phase: no HTTP scenarios, and only the webhook service and the relay are started. */
   webhooksOnly: boolean;
+  /** Only the change feed's figures (feed-bench.ts): feed page vs list page, commit → long poll, the mirror. */
+  feedOnly: boolean;
+  /** Changes written for the feed page, and changes the mirror catches up with (--feed). */
+  feedEvents: number;
+  catchUpEvents: number;
   /**
    * The data-lifecycle bench instead (lifecycle-bench.ts): the audit log's costs empty and with this many
    * rows, dropping a month, and the purges' rates. Undefined: the HTTP and webhook bench.
@@ -47,10 +56,10 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "lifecycleAuditRows" | "databaseUrl" | "natsUrl" | "logLevel">> = {
-  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
-  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200 },
-  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20 },
+const MODES: Record<BenchMode, Omit<BenchOptions, "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "lifecycleAuditRows" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 20_000, catchUpEvents: 100_000 },
+  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 5_000, catchUpEvents: 30_000 },
+  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20, feedEvents: 200, catchUpEvents: 300 },
 };
 
 export const USAGE = `npm run bench [-- options]
@@ -59,8 +68,12 @@ export const USAGE = `npm run bench [-- options]
   --smoke              a tiny dataset and 1 s runs: checks that every scenario answers 200 and webhooks arrive
   --subscriptions N    override the dataset size        --connections N   load-generator connections (64)
   --seconds N          seconds per run                  --repetitions N   runs per scenario (medians reported)
+  --mix skewed|dominant|small   how rows spread over merchants: the skewed hundred (default), all in one
+                       merchant, or at least 10,000 equal ones; each mix has its own dataset and table in docs/
   --tool wrk|autocannon                                 --no-webhooks     HTTP scenarios only
   --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
+  --feed               the change feed only: feed page vs list page, commit → long-poll answer, the mirror's
+                       copy and catch-up (figures printed and in the result file; nothing written to docs/)
   --scenarios A,B      only these HTTP scenarios, both servers (list50, list200, deep50, get, orders50); depth
                        pairs with list50 and deep50, the paced run with list50; no webhooks, nothing written to docs/
   --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
@@ -87,6 +100,8 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   let webhooksOnly = false;
   let lifecycle = false;
   let auditRows: number | undefined;
+  let feedOnly = false;
+  let mix: TenantMix = "skewed";
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => argv[++i];
@@ -102,10 +117,17 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
         if (scenarios.length === 0) throw new Error("--scenarios takes a comma-separated list of scenario names");
         break;
       }
+      case "--mix": {
+        const value = next();
+        if (value !== "skewed" && value !== "dominant" && value !== "small") throw new Error(`--mix takes skewed, dominant or small, got "${value ?? ""}"`);
+        mix = value;
+        break;
+      }
       case "--no-webhooks": skipWebhooks = true; break;
       case "--webhooks-only": webhooksOnly = true; break;
       case "--lifecycle": lifecycle = true; break;
       case "--audit-rows": auditRows = Math.floor(positive(arg, next())); break;
+      case "--feed": feedOnly = true; break;
       case "--profile": profile = next(); if (!profile) throw new Error("--profile takes a scenario name"); break;
       case "--tool": {
         const tool = next();
@@ -118,21 +140,26 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     }
   }
   if (skipWebhooks && webhooksOnly) throw new Error("--no-webhooks and --webhooks-only exclude each other");
+  if (feedOnly && (webhooksOnly || scenarios || profile !== undefined)) throw new Error("--feed excludes --webhooks-only, --scenarios and --profile");
   if (scenarios && (webhooksOnly || profile !== undefined)) throw new Error("--scenarios excludes --webhooks-only and --profile");
   if (webhooksOnly && profile !== undefined && profile !== "webhooks") throw new Error('with --webhooks-only, --profile takes only "webhooks"');
   if (auditRows !== undefined && !lifecycle) throw new Error("--audit-rows goes with --lifecycle");
-  if (lifecycle && (scenarios || webhooksOnly || profile !== undefined || skipWebhooks)) throw new Error("--lifecycle excludes --scenarios, --webhooks-only, --no-webhooks and --profile");
+  if (lifecycle && (scenarios || webhooksOnly || feedOnly || profile !== undefined || skipWebhooks)) {
+    throw new Error("--lifecycle excludes --scenarios, --webhooks-only, --feed, --no-webhooks and --profile");
+  }
   // The lifecycle bench reads one small merchant walk: the smoke dataset is enough unless a size is asked for.
   if (lifecycle && overrides.subscriptions === undefined && mode === "full") Object.assign(overrides, { subscriptions: MODES.smoke.subscriptions, merchants: MODES.smoke.merchants });
   return {
     ...MODES[mode],
     ...overrides,
+    mix,
     loadTool,
     profile,
     scenarios,
     skipWebhooks: skipWebhooks || scenarios !== undefined,
     webhooksOnly,
     lifecycleAuditRows: lifecycle ? (auditRows ?? 10_000_000) : undefined,
+    feedOnly,
     databaseUrl: environment.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: environment.NATS_URL ?? "nats://127.0.0.1:4222",
     logLevel: environment.BENCH_LOG_LEVEL ?? "warn",

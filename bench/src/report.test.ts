@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type BenchReport, renderTables } from "./report.ts";
+import { type BenchReport, judgeTargets, renderTables } from "./report.ts";
 import type { WebhookResult } from "./webhook-bench.ts";
 
 /** A webhooks-only report in the older format: no host probe, no NATS, receiver or busy cores. */
@@ -69,5 +69,31 @@ describe("renderTables", () => {
     expect(renderTables(report)).not.toContain("Where a request's time went");
     report.http[1]!.gatewaySteps = { requests: 9_000, requestMs: 66, queryQueueMs: 38, queryCallMs: 17, auditWaitMs: 9, readsPerAuditCall: 4.2 };
     expect(renderTables(report)).toContain("| list50, closed loop | 66.0 | 38.0 | 17.0 | 9.0 | 2.0 | 4.2 |");
+  });
+
+  it("judges the gateway against the independent floor, and shows the same-SQL baseline beside it", () => {
+    const report = olderWebhooksReport();
+    const run = (target: "floor" | "baseline" | "gateway", scenario: string, requestsPerSecond: number, p99Ms: number) => ({
+      scenario,
+      description: scenario,
+      target,
+      requestsPerSecond,
+      p50Ms: 10,
+      p99Ms,
+      cpuUsPerRequest: { [target]: 100, postgres: 50 },
+      peakRssMb: {},
+      non2xx: 0,
+      errors: 0,
+      runs: [],
+    });
+    report.http = [run("floor", "list50", 1000, 40), run("baseline", "list50", 900, 45), run("gateway", "list50", 800, 70), run("floor", "get", 4000, 10), run("gateway", "get", 1000, 30)];
+    report.targets = judgeTargets(report.http, undefined, undefined);
+    const tables = renderTables(report);
+    expect(tables).toContain("| list50 | 1,000 | 900 | 800 | 0.80 | 0.89 | 10.0 / 40.0 | 10.0 / 45.0 | 10.0 / 70.0 |");
+    expect(tables).toContain("| get | 4,000 | – | 1,000 | 0.25 | – |");
+    expect(tables).toContain("| gateway list page ≥ 0.7× the floor's req/s | 0.80× | yes |");
+    expect(tables).toContain("| gateway GET /v1/subscriptions/{id} ≥ 0.5× the floor's req/s | 0.25× | **no** |");
+    expect(tables).toContain("| gateway list page p99 ≤ 1.5× the floor's, 64 connections, closed loop (saturated) | 70.0 ms (floor 40.0 ms: 1.75×) | **no** |");
+    expect(tables).toContain("| gateway list page against the same-SQL baseline (what the architecture costs) | 0.89× | – |");
   });
 });

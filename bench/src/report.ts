@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import type { Dataset } from "./dataset.ts";
+import type { Dataset, TenantMix } from "./dataset.ts";
 import type { Check, DepthComparison, HttpResult, PacedLatency } from "./http-bench.ts";
 import type { GatewaySteps } from "./gateway-steps.ts";
 import type { ScenarioFacts } from "./scenarios.ts";
@@ -21,7 +21,8 @@ export interface BenchReport {
     sharing: string;
   };
   settings: { connections: number; warmupSeconds: number; runSeconds: number; repetitions: number; loadGenerator: string; serviceLogLevel: string };
-  dataset: Omit<Dataset, "adminUrl"> & ScenarioFacts;
+  /** `mix` is absent in results written before the bench had tenant mixes (they are skewed). */
+  dataset: Omit<Dataset, "adminUrl" | "mix"> & { mix?: TenantMix } & ScenarioFacts;
   checks: Check[];
   http: HttpResult[];
   /** The deep page against the first, in back-to-back pairs (absent when a scenario was skipped). */
@@ -38,8 +39,17 @@ export interface TargetVerdict {
   met: boolean | undefined;
 }
 
-const DOCS_START = "<!-- bench:results:start -->";
-const DOCS_END = "<!-- bench:results:end -->";
+/** docs/benchmarks.md keeps the latest table of each mix between its markers (the skewed mix's have no name). */
+const docsMarkers = (mix: TenantMix) => {
+  const tag = mix === "skewed" ? "results" : `results:${mix}`;
+  return { start: `<!-- bench:${tag}:start -->`, end: `<!-- bench:${tag}:end -->` };
+};
+
+const MIX_DESCRIPTIONS: Record<TenantMix, string> = {
+  skewed: "skewed mix: one merchant holds 30 % (read by the scenarios), one 5 %, the rest share 65 %",
+  dominant: "dominant mix: every row in one merchant",
+  small: "small mix: rows shared evenly, the scenarios read the first merchant",
+};
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "–");
 const find = (http: readonly HttpResult[], scenario: string, target: string) => http.find((result) => result.scenario === scenario && result.target === target);
@@ -47,27 +57,37 @@ const GATEWAY_PATH = ["gateway", "query", "auth"];
 
 export function judgeTargets(http: readonly HttpResult[], depth: DepthComparison | undefined, webhooks: WebhookResult | undefined, paced?: PacedLatency): TargetVerdict[] {
   const verdicts: TargetVerdict[] = [];
+  // Against the independent floor (its own SQL and rendering), as the issue sets them.
+  for (const [scenario, label, share] of [["list50", "list page", 0.7], ["orders50", "orders page", 0.7], ["get", "GET /v1/subscriptions/{id}", 0.5]] as const) {
+    const gateway = find(http, scenario, "gateway");
+    const floor = find(http, scenario, "floor");
+    if (!gateway || !floor) continue;
+    const ratio = gateway.requestsPerSecond / floor.requestsPerSecond;
+    verdicts.push({ target: `gateway ${label} ≥ ${share}× the floor's req/s`, measured: `${fixed(ratio, 2)}×`, met: ratio >= share });
+  }
   const gateway = find(http, "list50", "gateway");
+  const floor = find(http, "list50", "floor");
   const baseline = find(http, "list50", "baseline");
-  if (gateway && baseline) {
-    const ratio = gateway.requestsPerSecond / baseline.requestsPerSecond;
-    verdicts.push({ target: "gateway list page ≥ 0.7× baseline req/s", measured: `${fixed(ratio, 2)}×`, met: ratio >= 0.7 });
+  if (gateway && floor) {
     verdicts.push({
-      target: "gateway list page p99 ≤ 100 ms at 64 connections, closed loop (saturated)",
-      measured: `${fixed(gateway.p99Ms, 1)} ms (baseline ${fixed(baseline.p99Ms, 1)} ms)`,
-      met: gateway.p99Ms <= 100,
+      target: "gateway list page p99 ≤ 1.5× the floor's, 64 connections, closed loop (saturated)",
+      measured: `${fixed(gateway.p99Ms, 1)} ms (floor ${fixed(floor.p99Ms, 1)} ms: ${fixed(gateway.p99Ms / floor.p99Ms, 2)}×)`,
+      met: gateway.p99Ms <= 1.5 * floor.p99Ms,
     });
   }
+  if (gateway && baseline) {
+    const ratio = gateway.requestsPerSecond / baseline.requestsPerSecond;
+    verdicts.push({ target: "gateway list page against the same-SQL baseline (what the architecture costs)", measured: `${fixed(ratio, 2)}×`, met: undefined });
+  }
   const pacedGateway = paced?.results.find((result) => result.target === "gateway");
-  const pacedBaseline = paced?.results.find((result) => result.target === "baseline");
   if (paced && pacedGateway) {
+    const others = paced.results.filter((result) => result.target !== "gateway");
     verdicts.push({
-      // Not the issue's wording: the same bound, read below saturation (docs/benchmarks.md, "Paced latency").
-      target: `the same p99 bound with the connections paced (set for ${fixed(paced.share * 100)} % of the baseline's closed-loop rate)`,
+      target: `gateway list page p99 ≤ 50 ms with the connections paced (set for ${fixed(paced.share * 100)} % of the baseline's closed-loop rate)`,
       measured:
         `${fixed(pacedGateway.p99Ms, 1)} ms at ${fixed(pacedGateway.requestsPerSecond)} req/s` +
-        (pacedBaseline ? ` (baseline ${fixed(pacedBaseline.p99Ms, 1)} ms at ${fixed(pacedBaseline.requestsPerSecond)} req/s)` : ""),
-      met: pacedGateway.p99Ms <= 100,
+        (others.length ? ` (${others.map((result) => `${result.target} ${fixed(result.p99Ms, 1)} ms at ${fixed(result.requestsPerSecond)} req/s`).join(", ")})` : ""),
+      met: pacedGateway.p99Ms <= 50,
     });
   }
   if (depth) {
@@ -95,35 +115,43 @@ export function renderTables(report: BenchReport): string {
   const d = report.dataset;
   lines.push(
     `Run ${report.startedAt}, \`--${report.mode}\`: ${d.counts.subscriptions.toLocaleString("en")} subscriptions, ${d.counts.charges.toLocaleString("en")} charges, ` +
-      `${d.counts.orders.toLocaleString("en")} orders, ${d.counts.merchants} merchants. ${report.settings.loadGenerator}, ${report.settings.connections} connections, ` +
+      `${d.counts.orders.toLocaleString("en")} orders, ${d.counts.merchants.toLocaleString("en")} merchants (${MIX_DESCRIPTIONS[d.mix ?? "skewed"]}). ${report.settings.loadGenerator}, ${report.settings.connections} connections, ` +
       `warm-up ${report.settings.warmupSeconds} s, medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s. ` +
       `${report.machine.cores} cores (${report.machine.cpuModel}), Node ${report.machine.node}; load average ${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(" ")} at start. ` +
       report.machine.sharing +
       (report.machine.wakeProbe ? ` ${describeWakeProbe(report.machine.wakeProbe)}` : ""),
     "",
-    "| scenario | baseline req/s | gateway req/s | gateway/baseline | baseline p50 / p99 ms | gateway p50 / p99 ms |",
-    "|---|---:|---:|---:|---:|---:|",
+    "| scenario | floor req/s | baseline req/s | gateway req/s | gateway/floor | gateway/baseline | floor p50 / p99 ms | baseline p50 / p99 ms | gateway p50 / p99 ms |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
   );
   const scenarios = [...new Set(report.http.map((result) => result.scenario))];
+  const rate = (result: HttpResult | undefined) => (result ? fixed(result.requestsPerSecond) : "–");
+  const latency = (result: HttpResult | undefined) => (result ? `${fixed(result.p50Ms, 1)} / ${fixed(result.p99Ms, 1)}` : "–");
+  const ratio = (a: HttpResult | undefined, b: HttpResult | undefined) => (a && b ? fixed(a.requestsPerSecond / b.requestsPerSecond, 2) : "–");
   for (const scenario of scenarios) {
+    const floor = find(report.http, scenario, "floor");
     const base = find(report.http, scenario, "baseline");
     const gate = find(report.http, scenario, "gateway");
-    const ratio = base && gate ? gate.requestsPerSecond / base.requestsPerSecond : Number.NaN;
     lines.push(
-      `| ${(gate ?? base)!.description} | ${base ? fixed(base.requestsPerSecond) : "–"} | ${gate ? fixed(gate.requestsPerSecond) : "–"} | ${fixed(ratio, 2)} | ` +
-        `${base ? `${fixed(base.p50Ms, 1)} / ${fixed(base.p99Ms, 1)}` : "–"} | ${gate ? `${fixed(gate.p50Ms, 1)} / ${fixed(gate.p99Ms, 1)}` : "–"} |`,
+      `| ${(gate ?? base ?? floor)!.description} | ${rate(floor)} | ${rate(base)} | ${rate(gate)} | ${ratio(gate, floor)} | ${ratio(gate, base)} | ` +
+        `${latency(floor)} | ${latency(base)} | ${latency(gate)} |`,
     );
   }
   lines.push("", "CPU µs per request per process (medians; postgres = the bench database's backends) and peak RSS MB per process during the scenario:", "");
-  lines.push("| scenario | baseline | gateway | query | auth | postgres (baseline / gateway path) | peak RSS MB: baseline / gateway / query / auth |", "|---|---:|---:|---:|---:|---:|---:|");
+  lines.push(
+    "| scenario | floor | baseline | gateway | query | auth | postgres (floor / baseline / gateway path) | peak RSS MB: floor / baseline / gateway / query / auth |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+  );
   for (const scenario of scenarios) {
+    const floor = find(report.http, scenario, "floor");
     const base = find(report.http, scenario, "baseline");
     const gate = find(report.http, scenario, "gateway");
     const cpu = (result: HttpResult | undefined, name: string) => (result ? fixed(result.cpuUsPerRequest[name] ?? Number.NaN) : "–");
-    const rss = (gate ?? base)!.peakRssMb;
+    const rss = (gate ?? base ?? floor)!.peakRssMb;
     lines.push(
-      `| ${scenario} | ${cpu(base, "baseline")} | ${cpu(gate, "gateway")} | ${cpu(gate, "query")} | ${cpu(gate, "auth")} | ${cpu(base, "postgres")} / ${cpu(gate, "postgres")} | ` +
-        `${["baseline", ...GATEWAY_PATH].map((name) => fixed(rss[name] ?? Number.NaN)).join(" / ")} |`,
+      `| ${scenario} | ${cpu(floor, "floor")} | ${cpu(base, "baseline")} | ${cpu(gate, "gateway")} | ${cpu(gate, "query")} | ${cpu(gate, "auth")} | ` +
+        `${cpu(floor, "postgres")} / ${cpu(base, "postgres")} / ${cpu(gate, "postgres")} | ` +
+        `${["floor", "baseline", ...GATEWAY_PATH].map((name) => fixed(rss[name] ?? Number.NaN)).join(" / ")} |`,
     );
   }
   if (report.paced) {
@@ -131,14 +159,14 @@ export function renderTables(report: BenchReport): string {
     lines.push(
       "",
       `Paced: ${p.scenario} over ${report.settings.connections} connections, ${p.pacing}; set for ${fixed(p.offeredPerSecond)} req/s ` +
-        `(${fixed(p.share * 100)} % of the baseline's closed-loop median above), the same for both servers; medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s:`,
+        `(${fixed(p.share * 100)} % of the baseline's closed-loop median above), the same for every server; medians of ${report.settings.repetitions} × ${report.settings.runSeconds} s:`,
       "",
-      "| server | req/s served | p50 / p99 ms | CPU µs per request: baseline or gateway / query / auth / postgres |",
+      "| server | req/s served | p50 / p99 ms | CPU µs per request: the server (gateway / query / auth) / postgres |",
       "|---|---:|---:|---:|",
     );
     for (const result of p.results) {
       const cpu = (name: string) => fixed(result.cpuUsPerRequest[name] ?? Number.NaN);
-      const processes = result.target === "baseline" ? [cpu("baseline"), cpu("postgres")] : [...GATEWAY_PATH.map(cpu), cpu("postgres")];
+      const processes = result.target === "gateway" ? [...GATEWAY_PATH.map(cpu), cpu("postgres")] : [cpu(result.target), cpu("postgres")];
       lines.push(`| ${result.target} | ${fixed(result.requestsPerSecond)} | ${fixed(result.p50Ms, 1)} / ${fixed(result.p99Ms, 1)} | ${processes.join(" / ")} |`);
     }
   }
@@ -185,11 +213,12 @@ export function renderTables(report: BenchReport): string {
   return lines.join("\n");
 }
 
-/** Replaces what is between the markers of docs/benchmarks.md (reruns replace, never append). */
-export function writeDocsTable(path: string, tables: string): void {
+/** Replaces what is between the mix's markers of docs/benchmarks.md (reruns replace, never append). */
+export function writeDocsTable(path: string, tables: string, mix: TenantMix): void {
+  const { start: startMarker, end: endMarker } = docsMarkers(mix);
   const text = readFileSync(path, "utf8");
-  const start = text.indexOf(DOCS_START);
-  const end = text.indexOf(DOCS_END);
-  if (start < 0 || end < start) throw new Error(`${path} lacks the ${DOCS_START} … ${DOCS_END} markers`);
-  writeFileSync(path, `${text.slice(0, start + DOCS_START.length)}\n${tables}\n${text.slice(end)}`);
+  const start = text.indexOf(startMarker);
+  const end = text.indexOf(endMarker);
+  if (start < 0 || end < start) throw new Error(`${path} lacks the ${startMarker} … ${endMarker} markers`);
+  writeFileSync(path, `${text.slice(0, start + startMarker.length)}\n${tables}\n${text.slice(end)}`);
 }

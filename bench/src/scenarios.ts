@@ -2,13 +2,16 @@ import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subsc
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { subscriptionStatusToDb } from "@subdata/query";
 import { createPageTokenCodec, createPool } from "@subdata/runtime";
+import { encodeFloorCursor } from "./floor-server.ts";
 
-/** One read the API serves, requested the same way from the gateway and from the baseline. */
+/** One read the API serves, requested the same way from every server. */
 export interface Scenario {
   name: string;
   description: string;
   /** Path and query below the server's origin. */
   path: string;
+  /** Where a server needs another path for the same read: the floor's cursors are its own. */
+  paths?: Partial<Record<"floor" | "baseline" | "gateway", string>>;
 }
 
 export interface ScenarioFacts {
@@ -23,10 +26,16 @@ const STATUS = "ACTIVE";
 
 /**
  * The five scenarios of the issue, on the big merchant. The deep page's cursor is made the way the
- * query service makes its own (same codec, secret and binding), for the row at `depth` of the ACTIVE
- * walk, so neither server walks 100,000 rows to get there.
+ * query service makes its own (same codec, secret and binding), and the floor's the way the floor makes
+ * its own, for the row at `depth` of the ACTIVE walk, so no server walks 100,000 rows to get there.
  */
-export async function buildScenarios(input: { adminUrl: string; merchantId: string; pageTokenSecret: string; depth: number }): Promise<{ scenarios: Scenario[]; facts: ScenarioFacts }> {
+export async function buildScenarios(input: {
+  adminUrl: string;
+  merchantId: string;
+  pageTokenSecret: string;
+  floorCursorSecret: string;
+  depth: number;
+}): Promise<{ scenarios: Scenario[]; facts: ScenarioFacts }> {
   // The services' pool settings (UTC sessions, timestamps as exact text): the cursor holds exactly what they would.
   const pool = createPool({ connectionString: input.adminUrl, max: 1, applicationName: "subdata-bench" });
   try {
@@ -46,6 +55,7 @@ export async function buildScenarios(input: { adminUrl: string; merchantId: stri
     if (!row) throw new Error(`the big merchant has no ACTIVE row at depth ${depth}`);
     const binding = { method: `${SubscriptionService.typeName}/${SubscriptionService.method.listSubscriptions.name}`, merchantId: input.merchantId, filter: { status } };
     const cursor = createPageTokenCodec(input.pageTokenSecret).encode(binding, [row.created_at, row.id]);
+    const floorCursor = encodeFloorCursor(input.floorCursorSecret, { route: "subscriptions", merchantId: input.merchantId, filter: STATUS, createdAt: row.created_at, id: row.id });
 
     // A typical subscription: the median charge count among the 200 oldest active ones.
     const candidates = (
@@ -65,6 +75,7 @@ export async function buildScenarios(input: { adminUrl: string; merchantId: stri
         name: "deep50",
         description: `GET /v1/subscriptions?status=${STATUS}&limit=50, cursor at row ${depth.toLocaleString("en")}`,
         path: `/api/v1/subscriptions?status=${STATUS}&limit=50&cursor=${encodeURIComponent(cursor)}`,
+        paths: { floor: `/api/v1/subscriptions?status=${STATUS}&limit=50&cursor=${encodeURIComponent(floorCursor)}` },
       },
       { name: "get", description: `GET /v1/subscriptions/{id} with its ${typical.charges} charges`, path: `/api/v1/subscriptions/${typical.id}` },
       { name: "orders50", description: "GET /v1/orders?limit=50 (first page, with line items)", path: "/api/v1/orders?limit=50" },

@@ -24,14 +24,14 @@ import { BUNDLE_ENTRIES, buildBundles, bundleNodeArgs } from "../../deploy/build
 /**
  * The stack as production runs it — each service its own `node <SERVICE_NODE_FLAGS> <BUNDLE_NODE_FLAGS>
  * dist/bin/<name>.mjs` process (the bundles the image runs, built at the start of each run), with its
- * role's DATABASE_URL and environment from deploy/local's process table — plus the baseline server,
- * bundled the same way, so CPU and RSS can be read per process. Differences from production, all for
+ * role's DATABASE_URL and environment from deploy/local's process table — plus the baseline and floor
+ * servers, bundled the same way, so CPU and RSS can be read per process. Differences from production, all for
  * measuring: free ports, secrets invented per run, bench-only JetStream names (other work shares this
  * NATS), a per-key rate limit high enough not to throttle the load generator, and a quieter log level.
  */
 
-/** The baseline server is bundled beside the production entries, for the bench only. */
-const BENCH_ENTRIES: Readonly<Record<string, string>> = { "bench-baseline": "bench/src/baseline-main.ts" };
+/** The baseline and floor servers are bundled beside the production entries, for the bench only. */
+const BENCH_ENTRIES: Readonly<Record<string, string>> = { "bench-baseline": "bench/src/baseline-main.ts", "bench-floor": "bench/src/floor-main.ts" };
 
 /** The bundle built from a process table entry point (services/query/src/main.ts → query). */
 function bundleOf(entry: string): string {
@@ -43,7 +43,9 @@ function bundleOf(entry: string): string {
 export interface BenchSecrets {
   serviceToken: string;
   pageTokenSecret: string;
+  /** The one key of both the baseline and the floor. */
   baselineKey: string;
+  floorCursorSecret: string;
   dev: DevSecrets;
 }
 
@@ -59,7 +61,13 @@ export function inventSecrets(): BenchSecrets {
     SUBDATA_WEBHOOK_DB_PASSWORD: hex(),
     SUBDATA_MAINTAIN_DB_PASSWORD: hex(),
   };
-  return { serviceToken: dev.SUBDATA_SERVICE_TOKEN, pageTokenSecret: dev.SUBDATA_PAGE_TOKEN_SECRET, baselineKey: `bench_${randomBytes(24).toString("hex")}`, dev };
+  return {
+    serviceToken: dev.SUBDATA_SERVICE_TOKEN,
+    pageTokenSecret: dev.SUBDATA_PAGE_TOKEN_SECRET,
+    baselineKey: `bench_${randomBytes(24).toString("hex")}`,
+    floorCursorSecret: randomBytes(32).toString("base64url"),
+    dev,
+  };
 }
 
 /**
@@ -89,9 +97,9 @@ export interface StackOptions {
   natsUrl: string;
   secrets: BenchSecrets;
   logLevel: string;
-  /** The merchant the baseline's fixed key belongs to. */
+  /** The merchant the baseline's and the floor's fixed key belongs to. */
   baselineMerchantId: string;
-  /** Which processes to start (baseline, query, auth, webhook, relay, gateway). */
+  /** Which processes to start (floor, baseline, query, auth, webhook, relay, gateway). */
   only?: readonly string[];
   /** Processes started with --cpu-prof, each writing into dir/<name>/ (frames name the bundle; its .map leads back to the sources). */
   profile?: { names: readonly string[]; dir: string };
@@ -110,6 +118,7 @@ export interface Stack {
   /** The gateway's Prometheus endpoint (its own port, as in production). */
   gatewayMetricsUrl: string;
   baselineUrl: string;
+  floorUrl: string;
   authUrl: string;
   webhookUrl: string;
   stop(): Promise<void>;
@@ -134,6 +143,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   options.say(`bundled the processes into dist/bin in ${Math.round(performance.now() - started)} ms`);
   const ports = { gateway: await freePort(), query: await freePort(), auth: await freePort(), webhook: await freePort(), relayHealth: await freePort() };
   const baselinePort = await freePort();
+  const floorPort = await freePort();
   const config = {
     databaseUrl: undefined,
     natsUrl: options.natsUrl,
@@ -172,6 +182,22 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       SUBDATA_PAGE_TOKEN_SECRET: options.secrets.pageTokenSecret,
       BENCH_BASELINE_KEY: options.secrets.baselineKey,
       BENCH_BASELINE_MERCHANT: options.baselineMerchantId,
+    },
+  });
+  table.unshift({
+    name: "floor",
+    entry: "bench/src/floor-main.ts",
+    port: floorPort,
+    readiness: { kind: "http", path: "/healthz" },
+    needsNats: false,
+    env: {
+      HOST: "127.0.0.1",
+      PORT: String(floorPort),
+      // The query service's read-only role: the floor may read what the query service reads, nothing else.
+      DATABASE_URL: options.roleUrls.query,
+      BENCH_FLOOR_CURSOR_SECRET: options.secrets.floorCursorSecret,
+      BENCH_FLOOR_KEY: options.secrets.baselineKey,
+      BENCH_FLOOR_MERCHANT: options.baselineMerchantId,
     },
   });
   const specs = options.only ? table.filter((spec) => options.only?.includes(spec.name)) : table;
@@ -236,6 +262,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     gatewayUrl: urls.gatewayUrl,
     gatewayMetricsUrl: `http://127.0.0.1:${config.metricsPorts.gateway}/metrics`,
     baselineUrl: `http://127.0.0.1:${baselinePort}`,
+    floorUrl: `http://127.0.0.1:${floorPort}`,
     authUrl: urls.authUrl,
     webhookUrl: urls.webhookUrl,
     stop,

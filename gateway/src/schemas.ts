@@ -161,13 +161,17 @@ function eventOf(resource: keyof typeof resourceEventTypes, objectSchema: JsonSc
       id: { type: "string", description: "evt_…: the same id as the webhook-id of every delivery of this event." },
       type: { type: "string", enum: [...resourceEventTypes[resource]] },
       timestamp: { ...requiredTime, description: "When the change was made (RFC 3339 UTC with milliseconds)." },
-      data: object({
-        object: { ...objectSchema, description: `The ${resource} after the change; for deletes, its last state.` } as JsonSchema,
-        previous_attributes: {
-          type: "object",
-          description: "For updates: the changed attributes' values before the change; otherwise empty.",
+      data: object(
+        {
+          // The named schema itself, so the document says $ref and generated clients share one type.
+          object: objectSchema,
+          previous_attributes: {
+            type: "object",
+            description: "For updates: the changed attributes' values before the change; otherwise empty.",
+          },
         },
-      }),
+        `The ${resource} after the change (for deletes, its last state) and what an update changed.`,
+      ),
     },
     description,
   );

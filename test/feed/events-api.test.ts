@@ -141,6 +141,40 @@ describe("GET /v1/events", () => {
     expect(page.data.map((event) => [event.type, event.data.object.quantity])).toEqual([["subscription.updated", 42]]);
   });
 
+  it("ends a long poll whose client hung up, so the key's waiting slot is free at once", async () => {
+    await h.gateway.listen({ host: "127.0.0.1", port: 0 });
+    const address = h.gateway.server.address();
+    if (!address || typeof address === "string") throw new Error("the gateway is not listening on TCP");
+    const { key: followerKey } = await h.createKey(merchantId);
+    const cursor = (await feed("/events?cursor=head", followerKey)).next_cursor;
+    const url = `http://127.0.0.1:${address.port}/api/v1/events?wait=25&cursor=${encodeURIComponent(cursor)}`;
+    const probe = () => h.request(followerKey, `/events?wait=1&cursor=${encodeURIComponent(cursor)}`);
+
+    // Until the follower over a real socket holds the key's only waiting slot (a probe may take it first).
+    let hangUp = new AbortController();
+    let abandoned: Promise<unknown> = Promise.resolve();
+    for (let tries = 0; tries < 20; tries++) {
+      hangUp = new AbortController();
+      abandoned = fetch(url, { headers: { authorization: `Bearer ${followerKey}` }, signal: hangUp.signal }).catch((error: Error) => error);
+      // The socket request needs a connection first; give it a head start (the loop covers a lost race).
+      await new Promise((resolve) => setTimeout(resolve, 100 * (tries + 1)));
+      if ((await probe()).statusCode === 429) break;
+      hangUp.abort();
+      await abandoned;
+    }
+    expect((await probe()).statusCode).toBe(429);
+
+    hangUp.abort();
+    expect(await abandoned).toBeInstanceOf(Error);
+    // Freed without waiting out its 25 s: a new long poll of the key is admitted (it waits 1 s and answers 200).
+    let next = await probe();
+    for (let tries = 0; next.statusCode === 429 && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      next = await probe();
+    }
+    expect(next.statusCode).toBe(200);
+  });
+
   it("answers an empty page with the same cursor when the wait ends without a change", async () => {
     const cursor = (await feed("/events?cursor=head")).next_cursor;
     const page = await feed(`/events?wait=1&cursor=${encodeURIComponent(cursor)}`);

@@ -1,33 +1,21 @@
-import { randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
 import { migrate } from "@subdata/db";
-import { migrationsDir } from "../../services/db/src/migrate.ts";
-import { runner } from "node-pg-migrate";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDatabaseBefore, type DatabaseBefore } from "../support/database-before.ts";
 
 // A database that had subscription events before the feed existed: the feed's migration carries them
 // over, in their original order, with their ids (the webhook-ids receivers already saw).
 
 const FEED_MIGRATION = "20261126000100000_change_feed";
-const serverUrl = new URL(inject("adminDatabaseUrl"));
-const databaseName = `subdata_feed_migration_${randomBytes(4).toString("hex")}`;
-const databaseUrl = Object.assign(new URL(serverUrl), { pathname: `/${databaseName}` }).toString();
-const server = new pg.Client({ connectionString: serverUrl.toString() });
+let database: DatabaseBefore;
 let db: pg.Client;
 
 beforeAll(async () => {
-  await server.connect();
-  await server.query(`CREATE DATABASE ${databaseName}`);
-  const before = readdirSync(migrationsDir).filter((file) => file.endsWith(".sql") && file < FEED_MIGRATION).length;
-  await runner({ databaseUrl, dir: migrationsDir, direction: "up", count: before, migrationsTable: "pgmigrations", log: () => {} });
-  db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
+  database = await createDatabaseBefore(FEED_MIGRATION);
+  db = database.db;
 });
 afterAll(async () => {
-  await db?.end();
-  await server.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-  await server.end();
+  await database?.drop();
 });
 
 describe("the change feed's migration", () => {
@@ -49,7 +37,7 @@ describe("the change feed's migration", () => {
     const outbox = await db.query<{ id: string; merchant_id: string }>("SELECT id, merchant_id FROM event_outbox ORDER BY seq");
     expect(outbox.rows).toHaveLength(3);
 
-    expect(await migrate({ databaseUrl })).toContain(FEED_MIGRATION);
+    expect(await migrate({ databaseUrl: database.url })).toContain(FEED_MIGRATION);
 
     const feed = await db.query<{ merchant_id: string; id: string; event_type: string; previous: Record<string, unknown> | null }>(
       `SELECT c.merchant_id, e.id, e.event_type, e.payload -> 'previous' AS previous

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { commandModules } from "../../services/cli/src/command-modules.ts";
 import { runCli } from "@subdata/cli";
+import { eventTypeNames } from "@subdata/events";
 import { Command } from "commander";
 import fc from "fast-check";
 import type pg from "pg";
@@ -96,7 +97,7 @@ const nasty = hostileText([
 const STACK_TRACE = /\n\s+at \S|\b(?:TypeError|RangeError|ReferenceError|SyntaxError)\b|node:internal/;
 /** Raw control characters in an error line could rewrite the operator's terminal. */
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
-const CALLER_ERRORS = ["usage", "invalid_argument", "not_found"];
+const CALLER_ERRORS = ["usage", "invalid_argument", "not_found", "failed_precondition"];
 
 /** Text as it comes back from UTF-8 (Postgres, a process's arguments): half a surrogate pair becomes U+FFFD. */
 const asUtf8 = (text: string) => Buffer.from(text, "utf8").toString("utf8");
@@ -243,7 +244,8 @@ const expiresIn = fc
     return { value: text, valid: ms !== undefined && ms > 0 && ms <= 36_500 * DURATION_MS.d! };
   });
 
-const EVENT_NAMES = ["subscription.created", "subscription.updated", "subscription.deleted"];
+// Every name the webhook service accepts: subscription, charge and order events.
+const EVENT_NAMES = [...eventTypeNames];
 const eventLists = fc
   .oneof(
     nasty,
@@ -257,11 +259,29 @@ const eventLists = fc
 
 const DELIVERY_STATUSES = ["PENDING", "SUCCEEDED", "FAILED", "CANCELLED"];
 const SUBSCRIPTION_STATUSES = ["ACTIVE", "TRIALING", "PAST_DUE", "PAUSED", "CANCELLED", "EXPIRED"];
+/** What charges set-status takes: PARTIALLY_REFUNDED needs an amount (charges refund). */
+const CHARGE_STATUSES = ["PENDING", "SUCCEEDED", "FAILED", "SKIPPED", "REFUNDED"];
+const ORDER_STATUSES = ["PAID", "FULFILLED", "CANCELLED", "REFUNDED"];
+/** The failure codes the CLI has a message for, so --failure-code needs no --failure-message. */
+const FAILURE_CODES = ["card_declined", "insufficient_funds", "expired_card", "incorrect_cvc", "authentication_required", "processing_error"];
 /** Names in any case, plus the enum's numbers and neighbours, which must not pass for names. */
 const statusWords = (names: readonly string[]) =>
   fc
     .oneof(nasty, fc.constantFrom(...names).chain((name) => fc.mixedCase(fc.constant(name))), fc.constantFrom("0", "1", "2", "UNSPECIFIED", "DELIVERY_STATUS_PENDING", "DELETED", "ACTIVE "))
     .map((text) => ({ value: text, valid: names.includes(text.toUpperCase()) }));
+
+/** Digits with at most one decimal point: the grammar of every amount, before its currency is known. */
+const isDecimal = (text: string, allowZero: boolean) => /^\d+(?:\.\d+)?$/.test(text) && (allowZero || /[1-9]/.test(text));
+
+function decimals(allowZero: boolean): fc.Arbitrary<Tagged> {
+  return fc
+    .oneof(
+      nasty,
+      fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.option(fc.stringMatching(/^\d{1,6}$/))).map(([whole, fraction]) => (fraction === null ? `${whole}` : `${whole}.${fraction}`)),
+      fc.constantFrom("0", "000", "0.00", "1.", ".5", "1.2.3", "1,50", "+1", "-1", " 1", "1 ", "1e2", "0x10", "12.50", "007.5", "1_000"),
+    )
+    .map((text) => ({ value: text, valid: isDecimal(text, allowZero) }));
+}
 
 /**
  * Inputs the CLI checks itself, before it reads a setting or calls anything. With no settings at all,
@@ -277,9 +297,27 @@ interface LocalCheck {
   setting: string;
 }
 
+/** Whether text parses as a URL with one of these schemes. */
+function isUrlOf(text: string, protocols: readonly string[]): boolean {
+  try {
+    return protocols.includes(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const at = (values: fc.Arbitrary<Tagged>, args: (value: string) => string[]) => values.map(({ value, valid }) => ({ args: args(value), valid }));
 /** Anything but NUL, which no real argv can carry and Postgres cannot store. */
 const anyText = nasty.map((text) => ({ value: text, valid: !text.includes("\u0000") }));
+/** Like anyText, for values that must say something. */
+const nonEmptyText = nasty.map((text) => ({ value: text, valid: text !== "" && !text.includes("\u0000") }));
+const lineItem = (replaced: "sku" | "title" | "quantity" | "unit-price", value: string) => [
+  "orders",
+  "add-line-item",
+  ...Object.entries({ sku: "S", title: "T", quantity: "1", "unit-price": "1.50" }).map(([name, valid]) => `--${name}=${name === replaced ? value : valid}`),
+  "--",
+  "ord_x",
+];
 
 const LOCAL_CHECKS: readonly LocalCheck[] = [
   {
@@ -308,6 +346,49 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     mentions: /--reason/,
     setting: "DATABASE_URL",
   },
+  {
+    name: "charges set-status STATUS",
+    cases: at(fc.oneof(statusWords(CHARGE_STATUSES), fc.mixedCase(fc.constant("PARTIALLY_REFUNDED")).map(invalid)), (value) => ["charges", "set-status", "--", "ch_x", value]),
+    mentions: /STATUS/,
+    setting: "DATABASE_URL",
+  },
+  {
+    name: "charges set-status --failure-code",
+    cases: fc.tuple(fc.constantFrom(...CHARGE_STATUSES), nasty).map(([status, code]) => ({
+      args: ["charges", "set-status", `--failure-code=${code}`, "--failure-message=Declined.", "--", "ch_x", status],
+      valid: status === "FAILED" && code !== "" && !code.includes("\u0000"),
+    })),
+    mentions: /--failure-code/,
+    setting: "DATABASE_URL",
+  },
+  {
+    name: "charges set-status --failure-code without --failure-message",
+    cases: at(fc.oneof(fc.constantFrom(...FAILURE_CODES).map(valid), anyText.map(({ value }) => ({ value, valid: FAILURE_CODES.includes(value) }))), (value) => [
+      "charges",
+      "set-status",
+      `--failure-code=${value}`,
+      "--",
+      "ch_x",
+      "FAILED",
+    ]),
+    mentions: /--failure-code/,
+    setting: "DATABASE_URL",
+  },
+  {
+    name: "charges set-status --failure-message",
+    cases: fc.tuple(fc.constantFrom(...CHARGE_STATUSES), nasty).map(([status, message]) => ({
+      args: ["charges", "set-status", `--failure-message=${message}`, "--", "ch_x", status],
+      valid: status === "FAILED" && message !== "" && !message.includes("\u0000"),
+    })),
+    mentions: /--failure-message/,
+    setting: "DATABASE_URL",
+  },
+  { name: "charges refund --amount", cases: at(decimals(false), (value) => ["charges", "refund", `--amount=${value}`, "--", "ch_x"]), mentions: /--amount/, setting: "DATABASE_URL" },
+  { name: "orders set-status STATUS", cases: at(statusWords(ORDER_STATUSES), (value) => ["orders", "set-status", "--", "ord_x", value]), mentions: /STATUS/, setting: "DATABASE_URL" },
+  { name: "orders add-line-item --sku", cases: at(nonEmptyText, (value) => lineItem("sku", value)), mentions: /--sku/, setting: "DATABASE_URL" },
+  { name: "orders add-line-item --title", cases: at(nonEmptyText, (value) => lineItem("title", value)), mentions: /--title/, setting: "DATABASE_URL" },
+  { name: "orders add-line-item --quantity", cases: at(wholeNumbers(1, 1_000_000), (value) => lineItem("quantity", value)), mentions: /--quantity/, setting: "DATABASE_URL" },
+  { name: "orders add-line-item --unit-price", cases: at(decimals(true), (value) => lineItem("unit-price", value)), mentions: /--unit-price/, setting: "DATABASE_URL" },
   { name: "keys create --expires-in", cases: at(expiresIn, (value) => ["keys", "create", "--merchant=mer_x", `--expires-in=${value}`]), mentions: /--expires-in/, setting: "SUBDATA_SERVICE_TOKEN" },
   { name: "audit export --since", cases: at(exportBoundary, (value) => ["audit", "export", `--since=${value}`, "--until=9999-12-31", "--output=audit.ndjson.gz"]), mentions: /--since/, setting: "DATABASE_URL" },
   { name: "audit export --until", cases: at(exportBoundary, (value) => ["audit", "export", "--since=0001-01-01", `--until=${value}`, "--output=audit.ndjson.gz"]), mentions: /--until/, setting: "DATABASE_URL" },
@@ -367,6 +448,50 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     mentions: /--batch-size/,
     setting: "SUBDATA_WEBHOOK_SECRET_KEY",
   },
+  // The mirror checks every option before it reads its key, and calls nothing before that.
+  {
+    name: "mirror --api-url",
+    cases: at(
+      fc
+        .oneof(nasty, fc.webUrl(), fc.constantFrom("http://127.0.0.1:8080", "https://h/api/v1", "ftp://h", "postgres://h/x", "http:/x", "127.0.0.1:8080"))
+        .map((text) => ({ value: text, valid: !text.includes("\u0000") && isUrlOf(text, ["http:", "https:"]) })),
+      (value) => ["mirror", `--api-url=${value}`, "--to=postgres://me@127.0.0.1:9/copy"],
+    ),
+    mentions: /--api-url/,
+    setting: "SUBDATA_API_KEY",
+  },
+  {
+    name: "mirror --to",
+    cases: at(
+      fc
+        .oneof(nasty, fc.constantFrom("postgres://me@127.0.0.1:9/copy", "postgresql://h/x", "postgres://", "mysql://h/x", "http://h/x", "postgres:x", "127.0.0.1:5432"))
+        .map((text) => ({ value: text, valid: !text.includes("\u0000") && isUrlOf(text, ["postgres:", "postgresql:"]) })),
+      (value) => ["mirror", "--api-url=http://127.0.0.1:9", `--to=${value}`],
+    ),
+    mentions: /--to/,
+    setting: "SUBDATA_API_KEY",
+  },
+  {
+    name: "mirror --schema",
+    cases: at(
+      fc.oneof(nasty, fc.stringMatching(/^[a-z_][a-z0-9_]{0,62}$/), fc.stringMatching(/^[A-Za-z0-9_$."-]{0,70}$/)).map((text) => ({ value: text, valid: /^[a-z_][a-z0-9_]{0,62}$/.test(text) })),
+      (value) => ["mirror", "--api-url=http://127.0.0.1:9", "--to=postgres://me@127.0.0.1:9/copy", `--schema=${value}`],
+    ),
+    mentions: /--schema/,
+    setting: "SUBDATA_API_KEY",
+  },
+  {
+    name: "mirror --api-key-env",
+    cases: at(
+      fc
+        .oneof(nasty, fc.stringMatching(/^SUBDATA_[A-Z0-9_]{0,20}$/), fc.stringMatching(/^[A-Za-z0-9_ =$-]{0,20}$/))
+        .map((text) => ({ value: text, valid: /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(text) })),
+      (value) => ["mirror", "--api-url=http://127.0.0.1:9", "--to=postgres://me@127.0.0.1:9/copy", `--api-key-env=${value}`],
+    ),
+    mentions: /--api-key-env/,
+    // The variable it names, which is not set.
+    setting: " is not set: put the API key",
+  },
   // Ids, names and URLs are the services' to judge: the CLI itself refuses only NUL.
   { name: "an option passed on to a service", cases: at(anyText, (value) => ["webhooks", "test", `--merchant=${value}`, "--", "we_x"]), mentions: /--merchant/, setting: "SUBDATA_SERVICE_TOKEN" },
   { name: "an argument passed on to a service", cases: at(anyText, (value) => ["keys", "revoke", "--merchant=mer_x", "--", value]), mentions: /KEY_ID/, setting: "SUBDATA_SERVICE_TOKEN" },
@@ -390,6 +515,13 @@ describe("hostile arguments and options at the subdata CLI", () => {
   let cwd = "";
   let merchantId = "";
   let subscriptionId = "";
+  // One charge or order per command, so that one command's runs cannot stop another's valid values
+  // from working (a refunded charge takes no more refunds; a deleted one takes nothing).
+  let chargeId = "";
+  let refundChargeId = "";
+  let deleteChargeId = "";
+  let orderId = "";
+  let deleteOrderId = "";
   let apiKeyId = "";
   let endpointId = "";
   const freshMerchant = () => `mer_clifuzz_${randomBytes(6).toString("hex")}`;
@@ -430,6 +562,49 @@ describe("hostile arguments and options at the subdata CLI", () => {
       uses: "database",
       writes: true,
     },
+    {
+      path: ["charges", "set-status"],
+      positionals: [
+        { name: "charge-id", value: () => chargeId, mentions: /CHARGE_ID|charge/ },
+        { name: "status", value: () => "FAILED", mentions: /STATUS/ },
+      ],
+      options: {
+        "failure-code": { value: () => "card_declined", mentions: /--failure-code/ },
+        "failure-message": { value: () => "Your card was declined.", mentions: /--failure-message/ },
+      },
+      uses: "database",
+      writes: true,
+    },
+    {
+      path: ["charges", "refund"],
+      positionals: [{ name: "charge-id", value: () => refundChargeId, mentions: /CHARGE_ID|charge/ }],
+      options: { amount: { value: () => "0.01", mentions: /--amount/ } },
+      uses: "database",
+      writes: true,
+    },
+    { path: ["charges", "delete"], positionals: [{ name: "charge-id", value: () => deleteChargeId, mentions: /CHARGE_ID|charge/ }], uses: "database", writes: true },
+    {
+      path: ["orders", "set-status"],
+      positionals: [
+        { name: "order-id", value: () => orderId, mentions: /ORDER_ID|order/ },
+        { name: "status", value: () => "FULFILLED", mentions: /STATUS/ },
+      ],
+      uses: "database",
+      writes: true,
+    },
+    {
+      path: ["orders", "add-line-item"],
+      positionals: [{ name: "order-id", value: () => orderId, mentions: /ORDER_ID|order/ }],
+      options: {
+        sku: { value: () => "SKU-FUZZ", mentions: /--sku/ },
+        title: { value: () => "Fuzzed item", mentions: /--title/ },
+        quantity: { value: () => "2", mentions: /--quantity/ },
+        "unit-price": { value: () => "1.50", mentions: /--unit-price/ },
+      },
+      uses: "database",
+      writes: true,
+    },
+    { path: ["orders", "delete"], positionals: [{ name: "order-id", value: () => deleteOrderId, mentions: /ORDER_ID|order/ }], uses: "database", writes: true },
     {
       path: ["keys", "create"],
       options: {
@@ -523,10 +698,10 @@ describe("hostile arguments and options at the subdata CLI", () => {
   /** Every row the CLI could have written for these merchants, as text. */
   async function rowsOf(merchantIds: readonly string[]): Promise<string> {
     const ids = [...new Set([merchantId, ...merchantIds])].filter((id) => !id.includes("\u0000"));
-    const tables = ["plans", "customers", "subscriptions", "charges", "orders", "api_keys", "webhook_endpoints", "webhook_events", "webhook_deliveries"];
+    const tables = ["plans", "customers", "subscriptions", "charges", "orders", "order_line_items", "api_keys", "webhook_endpoints", "webhook_events", "webhook_deliveries"];
     const { rows } = await db.query<{ rows: string }>(
-      `SELECT concat_ws('|', (SELECT string_agg(t::text, ',' ORDER BY id) FROM merchants t WHERE id = ANY($1)),
-         ${tables.map((table) => `(SELECT string_agg(t::text, ',' ORDER BY id) FROM ${table} t WHERE merchant_id = ANY($1))`).join(",\n")}) AS rows`,
+      `SELECT concat_ws('|', (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM merchants t WHERE id = ANY($1)),
+         ${tables.map((table) => `(SELECT string_agg(t::text, ',' ORDER BY t::text) FROM ${table} t WHERE merchant_id = ANY($1))`).join(",\n")}) AS rows`,
       [ids],
     );
     return rows[0]!.rows;
@@ -539,6 +714,12 @@ describe("hostile arguments and options at the subdata CLI", () => {
     const fixtures = fixturesOf(db);
     merchantId = await fixtures.merchant();
     subscriptionId = (await fixtures.subscription({ merchantId })).id;
+    chargeId = await fixtures.charge({ merchantId, subscriptionId });
+    // KWD has three decimals; ten billion dinars leave room for every refund the runs make.
+    refundChargeId = await fixtures.charge({ merchantId, subscriptionId, currency: "KWD", amountMinor: 10n ** 13n });
+    deleteChargeId = await fixtures.charge({ merchantId, subscriptionId });
+    orderId = (await fixtures.order({ merchantId, subscriptionId })).id;
+    deleteOrderId = (await fixtures.order({ merchantId, subscriptionId, lineItems: [{}, {}] })).id;
     apiKeyId = (await auth.apiKeys.createApiKey({ merchantId, name: "fixture" })).apiKey!.id;
     endpointId = (await webhook.endpoints.createEndpoint({ merchantId, url: "http://127.0.0.1:9/fixture" })).endpoint!.id;
   });
@@ -562,9 +743,10 @@ describe("hostile arguments and options at the subdata CLI", () => {
       command.commands.length === 0
         ? [{ path: path.join(" "), inputs: [...command.registeredArguments.map((argument) => `<${argument.name()}>`), ...command.options.filter((option) => !option.negate && !option.isBoolean()).map((option) => option.long!)] }]
         : command.commands.flatMap((child) => leaves(child, [...path, child.name()]));
-    // migrate takes no input; reencrypt-secrets' only input is checked before any other, in the test on local validation;
-    // so are audit export's (it reads every merchant's rows and writes a file) and maintain's (with --every it runs until stopped).
-    const checkedLocally = ["migrate", "webhooks reencrypt-secrets", "audit export", "maintain"];
+    // migrate takes no input; reencrypt-secrets' only input and all of mirror's are checked before any other, in the test on
+    // local validation (a valid mirror line would copy through a real API); so are audit export's (it reads every
+    // merchant's rows and writes a file) and maintain's (with --every it runs until stopped).
+    const checkedLocally = ["migrate", "webhooks reencrypt-secrets", "mirror", "audit export", "maintain"];
     const registered = program.commands.flatMap((child) => leaves(child, [child.name()])).filter((leaf) => !checkedLocally.includes(leaf.path));
     const covered = commands.map((command) => ({
       path: command.path.join(" "),
@@ -603,7 +785,8 @@ describe("hostile arguments and options at the subdata CLI", () => {
       fc.asyncProperty(fc.constantFrom(...slots), dashed, fc.boolean(), async ({ command, slot }, value, asJson) => {
         const options = Object.entries(command.options ?? {}).flatMap(([name, option]) => [`--${name}`, slot.kind === "option" && slot.name === name ? value : option.value()]);
         const positionals = (command.positionals ?? []).map((positional, index) => (slot.kind === "positional" && slot.index === index ? value : positional.value()));
-        const args = [...command.path, ...positionals, ...options, ...(asJson ? ["--json"] : [])];
+        // The flag goes before the positionals: after a "--" typed as one of them it would be an argument.
+        const args = [...command.path, ...(asJson ? ["--json"] : []), ...positionals, ...options];
         // --json is the global flag wherever it stands, even where an option's value was expected.
         const json = args.includes("--json");
         const context = JSON.stringify(args).slice(0, 400);
@@ -623,9 +806,17 @@ describe("hostile arguments and options at the subdata CLI", () => {
   it("a word too many or an unknown option on any command, migrate included: a usage error quoting it", async () => {
     const extra = fc.oneof(
       nasty.filter((text) => !text.startsWith("-") && !text.includes("\u0000")).map((text) => ({ word: text, option: false })),
-      fc.stringMatching(/^[a-z][a-z-]{0,20}$/).filter((name) => !["merchant", "json", "help"].some((known) => known.startsWith(name))).map((name) => ({ word: `--${name}`, option: true })),
+      fc
+        .stringMatching(/^[a-z][a-z-]{0,20}$/)
+        .filter((name) => !["merchant", "json", "help", "to", "follow", "resync", "schema"].some((known) => known.startsWith(name)))
+        .map((name) => ({ word: `--${name}`, option: true })),
     );
-    const leaves = [...commands.map((command) => commandLine(command, undefined, "").filter((word) => word !== "--")), ["migrate"], ["webhooks", "reencrypt-secrets"]];
+    const leaves = [
+      ...commands.map((command) => commandLine(command, undefined, "").filter((word) => word !== "--")),
+      ["migrate"],
+      ["webhooks", "reencrypt-secrets"],
+      ["mirror", "--api-url=http://127.0.0.1:9", "--to=postgres://me@127.0.0.1:9/copy"],
+    ];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...leaves), extra, async (base, { word, option }) => {
         // Positionals of the base line stay in place; the extra word goes last.
@@ -640,7 +831,7 @@ describe("hostile arguments and options at the subdata CLI", () => {
   });
 
   it("no command, or a group without its subcommand: a usage error that says so", async () => {
-    for (const args of [[], ["webhooks"], ["keys"], ["subscriptions"], ["audit"]]) {
+    for (const args of [[], ["webhooks"], ["keys"], ["subscriptions"], ["charges"], ["orders"], ["audit"]]) {
       const asJson = await cli([...args, "--json"], {}, cwd);
       expect(asJson.code).toBe(1);
       expect(JSON.parse(asJson.stdout)).toEqual({ error: { code: "usage", message: "a command is required (run with --help to list them)" } });
@@ -668,6 +859,80 @@ describe("hostile arguments and options at the subdata CLI", () => {
         if (withReason) expect(row.cancellation_reason).toBe(reason);
       }),
       { numRuns: 15 },
+    );
+
+    // Any status a charge can be set to, in any case; FAILED with a code and message of its own, a catalog code alone, or neither.
+    await fc.assert(
+      fc.asyncProperty(
+        statusWords(CHARGE_STATUSES).filter((word) => word.valid),
+        fc.oneof(
+          fc.constant({}),
+          fc.constantFrom(...FAILURE_CODES).map((code) => ({ code })),
+          fc.record({ code: fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }), message: fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }) }),
+        ).filter((failure) => !Object.values(failure).some((text) => text.includes("\u0000"))),
+        async ({ value: status }, failure: { code?: string; message?: string }) => {
+          const failed = status.toUpperCase() === "FAILED";
+          const options = failed ? [...(failure.code === undefined ? [] : [`--failure-code=${failure.code}`]), ...(failure.message === undefined ? [] : [`--failure-message=${failure.message}`])] : [];
+          const args = ["charges", "set-status", "--json", ...options, "--", chargeId, status];
+          json(await cli(args, envFor("database"), cwd), JSON.stringify(args));
+          const row = (await db.query("SELECT status::text, failure_code, failure_message, amount_refunded_minor = amount_minor AS all_refunded FROM charges WHERE id = $1", [chargeId])).rows[0];
+          expect(row.status).toBe(status.toUpperCase());
+          expect(row.all_refunded).toBe(status.toUpperCase() === "REFUNDED");
+          if (!failed) expect([row.failure_code, row.failure_message]).toEqual([null, null]);
+          else if (failure.code !== undefined) expect([row.failure_code, row.failure_message]).toEqual([asUtf8(failure.code), failure.message === undefined ? expect.any(String) : asUtf8(failure.message)]);
+          else expect([row.failure_code, row.failure_message]).toEqual([expect.any(String), expect.any(String)]);
+        },
+      ),
+      { numRuns: 15 },
+    );
+
+    // Any refund of up to ten dinars, with or without trailing zeros: exactly that much more is refunded.
+    await fc.assert(
+      fc.asyncProperty(fc.bigInt({ min: 1n, max: 10_000n }), fc.integer({ min: 0, max: 3 }), async (fils, zeros) => {
+        const amount = `${fils / 1_000n}.${String(fils % 1_000n).padStart(3, "0")}${"0".repeat(zeros)}`;
+        const refunded = async () => BigInt((await db.query("SELECT amount_refunded_minor::text AS r FROM charges WHERE id = $1", [refundChargeId])).rows[0].r);
+        const before = await refunded();
+        const args = ["charges", "refund", `--amount=${amount}`, "--json", "--", refundChargeId];
+        expect(json<{ status: string }>(await cli(args, envFor("database"), cwd), amount).status).toBe("PARTIALLY_REFUNDED");
+        expect((await refunded()) - before).toBe(fils);
+      }),
+      { numRuns: 10 },
+    );
+
+    // Any order status in any case.
+    await fc.assert(
+      fc.asyncProperty(statusWords(ORDER_STATUSES).filter((word) => word.valid), async ({ value: status }) => {
+        json(await cli(["orders", "set-status", "--json", "--", orderId, status], envFor("database"), cwd), status);
+        expect((await db.query("SELECT status::text FROM orders WHERE id = $1", [orderId])).rows[0].status).toBe(status.toUpperCase());
+      }),
+      { numRuns: 10 },
+    );
+
+    // Any SKU and title, any quantity and price: the item as given, and the order still adds up.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }).filter((text) => !text.includes("\u0000")),
+        fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }).filter((text) => !text.includes("\u0000")),
+        fc.integer({ min: 1, max: 1_000 }),
+        fc.integer({ min: 0, max: 1_000_000 }),
+        async (sku, title, quantity, cents) => {
+          const price = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+          const args = ["orders", "add-line-item", `--sku=${sku}`, `--title=${title}`, `--quantity=${quantity}`, `--unit-price=${price}`, "--json", "--", orderId];
+          const added = json<{ lineItem: { position: number } }>(await cli(args, envFor("database"), cwd), JSON.stringify(args));
+          const item = (await db.query("SELECT sku, title, quantity, unit_price_minor::int AS price FROM order_line_items WHERE order_id = $1 AND position = $2", [orderId, added.lineItem.position])).rows[0];
+          expect(item).toEqual({ sku: asUtf8(sku), title: asUtf8(title), quantity, price: cents });
+          const sums = (
+            await db.query(
+              `SELECT o.subtotal_minor = (SELECT sum(total_minor) FROM order_line_items WHERE order_id = o.id) AS subtotal_adds_up,
+                      o.total_minor = o.subtotal_minor - o.discount_minor + o.shipping_minor + o.tax_minor AS total_adds_up
+                 FROM orders o WHERE o.id = $1`,
+              [orderId],
+            )
+          ).rows[0];
+          expect(sums).toEqual({ subtotal_adds_up: true, total_adds_up: true });
+        },
+      ),
+      { numRuns: 10 },
     );
 
     // Any name the auth service takes, any expiry up to the cap.
@@ -764,6 +1029,8 @@ describe("hostile arguments and options at the subdata CLI", () => {
       expect(() => JSON.parse(run.stdout)).not.toThrow();
     }
     expect((await db.query("SELECT 1 FROM webhook_endpoints WHERE id = $1", [endpointId])).rowCount).toBe(0);
+    expect((await db.query("SELECT 1 FROM charges WHERE id = $1", [deleteChargeId])).rowCount).toBe(0);
+    expect((await db.query("SELECT 1 FROM orders WHERE id = $1", [deleteOrderId])).rowCount).toBe(0);
     expect((await db.query("SELECT revoked_at FROM api_keys WHERE id = $1", [apiKeyId])).rows[0].revoked_at).toBeInstanceOf(Date);
   });
 
@@ -791,6 +1058,13 @@ describe("hostile arguments and options at the subdata CLI", () => {
       [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "2026-02-01T00:00:00"], /^--since must be/],
       [["webhooks", "replay", "we_x", "--merchant", "mer_x", "--since", "2026-02-01T24:00:00Z"], /^--since must be/],
       [["subscriptions", "set-status", "sub_\u0000", "ACTIVE"], /^SUBSCRIPTION_ID must not contain a NUL/],
+      [["charges", "set-status", "ch_\u0000", "FAILED"], /^CHARGE_ID must not contain a NUL/],
+      [["charges", "set-status", "ch_x", "partially_refunded"], /^STATUS PARTIALLY_REFUNDED needs an amount: use subdata charges refund/],
+      [["charges", "set-status", "ch_x", "FAILED", "--failure-code", "do_not_honor"], /^--failure-code "do_not_honor" has no default message: give --failure-message too/],
+      [["charges", "refund", "ch_x", "--amount", "1."], /^--amount must be a decimal amount/],
+      [["charges", "refund", "ch_x", "--amount", "0.000"], /^--amount must be more than 0/],
+      [["orders", "add-line-item", "ord_x", "--sku", "S", "--title", "T", "--quantity", "1", "--unit-price", "1e2"], /^--unit-price must be a decimal amount/],
+      [["orders", "add-line-item", "ord_\u0000", "--sku", "S", "--title", "T", "--quantity", "1", "--unit-price", "1"], /^ORDER_ID must not contain a NUL/],
     ];
     for (const [args, mentions] of refused) {
       const run = await cli(["--json", ...args], {}, cwd);

@@ -2,8 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createMerchant, createSubscription, outboxRows } from "./support.ts";
 
-// Change capture in Postgres: every real change of a subscription row, by any writer, leaves exactly
-// one event_outbox row in the same transaction.
+// Change capture in Postgres: every real change of a subscription, charge or order row, by any writer,
+// leaves exactly one event_outbox row in the same transaction, with the id of its change_events row.
 describe("subscription change capture", () => {
   const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 3 });
   const asWebhook = new pg.Pool({ connectionString: inject("roleDatabaseUrls").webhook, max: 1 });
@@ -29,10 +29,10 @@ describe("subscription change capture", () => {
     const rows = await outboxRows(admin, owner.merchantId);
     expect(rows).toHaveLength(1);
     const [created] = rows;
-    expect(created).toMatchObject({ subscription_id: subscriptionId, event_type: "subscription.created", version: "1", published_at: null, attempts: 0 });
+    expect(created).toMatchObject({ resource_id: subscriptionId, event_type: "subscription.created", version: "1", published_at: null, attempts: 0 });
     expect(created!.id).toMatch(/^evt_[0-9a-f]{32}$/);
     expect(created!.payload.previous).toBeNull();
-    expect(created!.payload.subscription).toMatchObject({
+    expect(created!.payload.object).toMatchObject({
       id: subscriptionId,
       status: "ACTIVE",
       price_minor: "1999",
@@ -54,8 +54,48 @@ describe("subscription change capture", () => {
     ]);
     const updated = rows[1]!;
     expect(updated.payload.changed_columns).toEqual(["cancelled_at", "status", "updated_at", "version"]);
-    expect(updated.payload.subscription).toMatchObject({ status: "CANCELLED", version: "2" });
+    expect(updated.payload.object).toMatchObject({ status: "CANCELLED", version: "2" });
     expect(updated.payload.previous).toMatchObject({ status: "ACTIVE", version: "1", cancelled_at: null });
+  });
+
+  it("records charges and orders too: one outbox row per change, under the id of its change_events row", async () => {
+    const owner = await createMerchant(admin, "capture charge order");
+    const subscriptionId = await createSubscription(admin, owner);
+    const charge = await admin.query<{ id: string }>(
+      `INSERT INTO charges (merchant_id, subscription_id, status, amount_minor, currency, scheduled_at)
+       VALUES ($1, $2, 'PENDING', 1999, 'USD', now()) RETURNING id`,
+      [owner.merchantId, subscriptionId],
+    );
+    const chargeId = charge.rows[0]!.id;
+    await admin.query("UPDATE charges SET status = 'SUCCEEDED', processed_at = now() WHERE id = $1", [chargeId]);
+    const client = await admin.connect();
+    let orderId: string;
+    try {
+      await client.query("BEGIN");
+      const order = await client.query<{ id: string }>(
+        `INSERT INTO orders (merchant_id, subscription_id, charge_id, number, status, currency, subtotal_minor, total_minor)
+         VALUES ($1, $2, $3, 1, 'PAID', 'USD', 1999, 1999) RETURNING id`,
+        [owner.merchantId, subscriptionId, chargeId],
+      );
+      orderId = order.rows[0]!.id;
+      await client.query(
+        `INSERT INTO order_line_items (merchant_id, order_id, position, sku, title, quantity, unit_price_minor, total_minor)
+         VALUES ($1, $2, 1, 'BOX', 'Box', 1, 1999, 1999)`,
+        [owner.merchantId, orderId],
+      );
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    const rows = await outboxRows(admin, owner.merchantId);
+    expect(rows.map((row) => [row.resource_type, row.resource_id, row.event_type, row.version])).toEqual([
+      ["subscription", subscriptionId, "subscription.created", "1"],
+      ["charge", chargeId, "charge.created", "1"],
+      ["charge", chargeId, "charge.updated", "2"],
+      ["order", orderId, "order.created", "1"],
+    ]);
+    expect(rows.every((row) => row.published_at === null && row.attempts === 0)).toBe(true);
+    expect(rows[3]!.payload.object).toMatchObject({ id: orderId, line_items: [{ sku: "BOX", quantity: 1 }] });
   });
 
   it("writes timestamps in UTC whatever the writer's TimeZone", async () => {
@@ -69,7 +109,7 @@ describe("subscription change capture", () => {
       client.release();
     }
     const [created] = await outboxRows(admin, owner.merchantId);
-    expect(created!.payload.subscription.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$/);
+    expect(created!.payload.object.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$/);
   });
 
   it("records one event per row of a multi-row UPDATE, and a deleted event with the last version", async () => {
@@ -78,11 +118,11 @@ describe("subscription change capture", () => {
     await admin.query("UPDATE subscriptions SET quantity = 3 WHERE merchant_id = $1", [owner.merchantId]);
     await admin.query("DELETE FROM subscriptions WHERE id = $1", [ids[0]]);
     const rows = await outboxRows(admin, owner.merchantId);
-    expect(rows.filter((row) => row.event_type === "subscription.updated").map((row) => row.subscription_id).sort()).toEqual([...ids].sort());
+    expect(rows.filter((row) => row.event_type === "subscription.updated").map((row) => row.resource_id).sort()).toEqual([...ids].sort());
     const deleted = rows.filter((row) => row.event_type === "subscription.deleted");
     expect(deleted).toHaveLength(1);
-    expect(deleted[0]).toMatchObject({ subscription_id: ids[0], version: "2" });
-    expect(deleted[0]!.payload.subscription).toMatchObject({ id: ids[0], quantity: 3 });
+    expect(deleted[0]).toMatchObject({ resource_id: ids[0], version: "2" });
+    expect(deleted[0]!.payload.object).toMatchObject({ id: ids[0], quantity: 3 });
   });
 
   it("captures the changes of another role that has no privilege on the outbox", async () => {
@@ -108,7 +148,7 @@ describe("subscription change capture", () => {
     }
     // The rolled-back transaction left nothing; the committed one left exactly its three changes.
     const rows = await outboxRows(admin, owner.merchantId);
-    expect(rows.map((row) => [row.subscription_id, row.event_type, row.version])).toEqual([
+    expect(rows.map((row) => [row.resource_id, row.event_type, row.version])).toEqual([
       [subscriptionId, "subscription.created", "1"],
       [subscriptionId, "subscription.updated", "2"],
       [subscriptionId, "subscription.deleted", "2"],
@@ -145,11 +185,14 @@ describe("subscription change capture", () => {
     const read = await asWebhook.query("SELECT id FROM event_outbox WHERE id = $1", [row!.id]);
     expect(read.rowCount).toBe(1);
     await asWebhook.query("UPDATE event_outbox SET attempts = attempts + 1, last_error = 'x' WHERE id = $1", [row!.id]);
-    await expect(asWebhook.query("UPDATE event_outbox SET payload = '{}' WHERE id = $1", [row!.id])).rejects.toThrow(/permission denied/);
+    await expect(asWebhook.query("UPDATE event_outbox SET resource_id = 'sub_x' WHERE id = $1", [row!.id])).rejects.toThrow(/permission denied/);
     await expect(asWebhook.query("DELETE FROM event_outbox WHERE id = $1", [row!.id])).rejects.toThrow(/permission denied/);
-    await expect(
-      asWebhook.query("INSERT INTO event_outbox (merchant_id, subscription_id, event_type, version, payload) VALUES ('m', 's', 'subscription.created', 1, '{}')"),
-    ).rejects.toThrow(/permission denied/);
+    await expect(asWebhook.query("INSERT INTO event_outbox (id, merchant_id, resource_id) VALUES ($1 || 'x', 'm', 's')", [row!.id])).rejects.toThrow(
+      /permission denied/,
+    );
+    // It reads the events it publishes, and may not change them.
+    expect((await asWebhook.query("SELECT id FROM change_events WHERE id = $1", [row!.id])).rowCount).toBe(1);
+    await expect(asWebhook.query("UPDATE change_events SET version = 9 WHERE id = $1", [row!.id])).rejects.toThrow(/permission denied/);
     // The purge function removes only published rows older than the retention, never pending ones.
     await asWebhook.query("SELECT subdata_purge_published_events(interval '1 day', 1000)");
     expect((await outboxRows(admin, owner.merchantId))[0]).toMatchObject({ id: row!.id, published_at: null });

@@ -73,7 +73,7 @@ describe("the outbox relay while NATS is down", () => {
       // File storage kept what was published before the outage; dedupe dropped any buffered re-send.
       expect(messages.map((message) => message.msgId).sort()).toEqual(rows.map((row) => row.id).sort());
       for (const id of [before, ...during]) {
-        const versions = messages.filter((message) => message.event.subscriptionId === id).map((message) => Number(message.event.version));
+        const versions = messages.filter((message) => message.event.resourceId === id).map((message) => Number(message.event.version));
         expect(versions).toEqual([1, 2]);
       }
       await waitFor("the relay healthy again", async () => relay.relay.healthy);

@@ -5,7 +5,9 @@ import {
   createRelay,
   type EventStreamSettings,
   type OutboxRepository,
+  type PurgedTable,
   type Relay,
+  type RetentionSettings,
 } from "@subdata/relay";
 import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
 
@@ -28,6 +30,9 @@ export function startTestRelay(options: {
   rounds?: number;
   pollIntervalMs?: number;
   ackTimeoutMs?: number;
+  /** The relay's purge (unset: none). */
+  retention?: RetentionSettings;
+  onPurge?: (table: PurgedTable, count: number) => void;
   /** Wraps the outbox repository, e.g. with crashBeforeMark. */
   wrapRepository?: (repository: OutboxRepository) => OutboxRepository;
   logger?: Logger;
@@ -42,6 +47,8 @@ export function startTestRelay(options: {
     batchSize: options.batchSize ?? 100,
     ...(options.rounds ? { rounds: options.rounds } : {}),
     pollIntervalMs: options.pollIntervalMs ?? 100,
+    ...(options.retention ? { retention: options.retention } : {}),
+    ...(options.onPurge ? { onPurge: options.onPurge } : {}),
   });
   return {
     relay,

@@ -1,12 +1,13 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
-import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { ChargeStatus, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger } from "@subdata/runtime";
-import { subscriptionEventSubject } from "@subdata/events";
+import { eventSubject } from "@subdata/events";
 import { createEventPublisher, ensureEventStream } from "@subdata/relay";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { createFixtures } from "../support/fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
 import { crashBeforeMark, startTestRelay, type TestRelay } from "./relay-harness.ts";
 import { createMerchant, createSubscription, deleteStream, outboxRows, readStream, waitFor } from "./support.ts";
@@ -87,13 +88,13 @@ describe("the outbox relay", () => {
     const messages = await messagesOf(owner.merchantId);
     expect(messages.map((message) => message.msgId)).toEqual(rows.map((row) => row.id));
     expect(messages.map((message) => message.event.id)).toEqual(rows.map((row) => row.id));
-    for (const message of messages) expect(message.subject).toBe(subscriptionEventSubject(stream.subjectPrefix, owner.merchantId));
+    for (const message of messages) expect(message.subject).toBe(eventSubject(stream.subjectPrefix, "subscription", owner.merchantId));
     expect(messages.map((message) => [message.event.type, message.event.version])).toEqual([
       [EventType.SUBSCRIPTION_CREATED, 1n],
       [EventType.SUBSCRIPTION_UPDATED, 2n],
       [EventType.SUBSCRIPTION_DELETED, 2n],
     ]);
-    const updated = messages[1]!.event;
+    const updated = messages[1]!.subscriptionEvent!;
     expect(updated.subscription).toMatchObject({
       id: subscriptionId,
       status: SubscriptionStatus.CANCELLED,
@@ -103,6 +104,77 @@ describe("the outbox relay", () => {
     });
     expect(updated.previous?.status).toBe(SubscriptionStatus.ACTIVE);
     expect(updated.changedFields?.paths).toEqual(["status", "cancelled_at", "cancellation_reason", "updated_at"]);
+  });
+
+  /** A subscription with a charge that succeeds, and an order (two line items) of that charge. */
+  async function chargeAndOrder(name: string) {
+    const owner = await createMerchant(admin, name);
+    const subscriptionId = await createSubscription(admin, owner);
+    const fixtures = createFixtures(admin);
+    const chargeId = await fixtures.charge({ merchantId: owner.merchantId, subscriptionId, status: "PENDING" });
+    await admin.query("UPDATE charges SET status = 'SUCCEEDED', processed_at = now() WHERE id = $1", [chargeId]);
+    const order = await fixtures.order({
+      merchantId: owner.merchantId,
+      subscriptionId,
+      chargeId,
+      lineItems: [{ sku: "BEANS", quantity: 2, unitPriceMinor: 900 }, { sku: "MUG" }],
+    });
+    return { owner, subscriptionId, chargeId, orderId: order.id };
+  }
+
+  it("publishes charge and order changes as ChangeEvents on their own subjects, with Nats-Msg-Id = event id", async () => {
+    const { owner, subscriptionId, chargeId, orderId } = await chargeAndOrder("relay charges");
+    const { relay } = relayFor();
+    relay.start();
+    await waitFor("all events published", () => allPublished(owner.merchantId));
+
+    const rows = await outboxRows(admin, owner.merchantId);
+    const published = await messagesOf(owner.merchantId);
+    // One message per event, each under its event id; different resources go out concurrently, so the
+    // stream orders events only within a resource.
+    expect(published.map((message) => message.msgId).sort()).toEqual(rows.map((row) => row.id).sort());
+    const messages = rows.map((row) => published.find((message) => message.msgId === row.id)!);
+    for (const message of messages) expect(message.event.id).toBe(message.msgId);
+    expect(published.filter((message) => message.event.resourceId === chargeId).map((message) => message.event.version)).toEqual([1n, 2n]);
+    expect(messages.map((message) => [message.subject, message.event.type, message.event.resourceId, message.event.version])).toEqual([
+      [eventSubject(stream.subjectPrefix, "subscription", owner.merchantId), EventType.SUBSCRIPTION_CREATED, subscriptionId, 1n],
+      [eventSubject(stream.subjectPrefix, "charge", owner.merchantId), EventType.CHARGE_CREATED, chargeId, 1n],
+      [eventSubject(stream.subjectPrefix, "charge", owner.merchantId), EventType.CHARGE_UPDATED, chargeId, 2n],
+      [eventSubject(stream.subjectPrefix, "order", owner.merchantId), EventType.ORDER_CREATED, orderId, 1n],
+    ]);
+    const [, , chargeUpdated, orderCreated] = messages.map((message) => message.event);
+    expect(chargeUpdated!.object).toMatchObject({ case: "charge", value: { id: chargeId, status: ChargeStatus.SUCCEEDED } });
+    expect(chargeUpdated!.previous).toMatchObject({ case: "previousCharge", value: { status: ChargeStatus.PENDING } });
+    expect(chargeUpdated!.changedFields?.paths).toEqual(["status", "processed_at"]);
+    expect(orderCreated!.object.case).toBe("order");
+    expect(orderCreated!.object.value).toMatchObject({
+      id: orderId,
+      chargeId,
+      lineItems: [
+        { sku: "BEANS", quantity: 2, total: { amountMinor: 1800n } },
+        { sku: "MUG", quantity: 1 },
+      ],
+    });
+  });
+
+  it("when it dies between publishing charge and order events and marking them, the re-publish is deduplicated", async () => {
+    const { owner } = await chargeAndOrder("relay crash charges");
+    const crashing = relayFor({
+      wrapRepository: (repository) =>
+        crashBeforeMark(repository, () => {
+          throw new Error("killed before marking");
+        }),
+    });
+    await expect(crashing.relay.runOnce()).rejects.toThrow(/killed before marking/);
+    expect(await messagesOf(owner.merchantId)).toHaveLength(4);
+    expect((await outboxRows(admin, owner.merchantId)).every((row) => row.published_at === null)).toBe(true);
+
+    const healthy = relayFor();
+    expect(await healthy.relay.runOnce()).toMatchObject({ claimed: 4, published: 4, failed: 0 });
+    const rows = await outboxRows(admin, owner.merchantId);
+    expect(rows.every((row) => row.published_at !== null)).toBe(true);
+    expect(rows.map((row) => row.resource_type)).toEqual(["subscription", "charge", "charge", "order"]);
+    expect((await messagesOf(owner.merchantId)).map((message) => message.msgId).sort()).toEqual(rows.map((row) => row.id).sort());
   });
 
   it("wakes on NOTIFY: a change made while it runs is published without another start", async () => {
@@ -160,7 +232,7 @@ describe("the outbox relay", () => {
     expect(messages).toHaveLength(subscriptionIds.length * (updatesEach + 1));
     expect(new Set(messages.map((message) => message.msgId)).size).toBe(messages.length);
     for (const id of subscriptionIds) {
-      const versions = messages.filter((message) => message.event.subscriptionId === id).map((message) => Number(message.event.version));
+      const versions = messages.filter((message) => message.event.resourceId === id).map((message) => Number(message.event.version));
       expect(versions).toEqual(Array.from({ length: updatesEach + 1 }, (_, i) => i + 1));
     }
   }
@@ -193,7 +265,13 @@ describe("the outbox relay", () => {
     await ensureEventStream(nc, own);
     await deleteStream(nc, own.stream);
     const publisher = createEventPublisher(nc, { ...own, ackTimeoutMs: 2_000 });
-    const event = { id: `evt_${runId}recreate`, type: "subscription.created", merchantId: "mer_recreate", data: new Uint8Array([1]) };
+    const event = {
+      id: `evt_${runId}recreate`,
+      type: "subscription.created",
+      resourceType: "subscription" as const,
+      merchantId: "mer_recreate",
+      data: new Uint8Array([1]),
+    };
     await expect(publisher.publish(event)).rejects.toThrow();
     try {
       expect(await publisher.publish(event)).toEqual({ seq: 1, duplicate: false });

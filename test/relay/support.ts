@@ -6,6 +6,8 @@ import path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { changeEventFromSubscriptionEvent } from "@subdata/events";
+import { type ChangeEvent, ChangeEventSchema } from "@subdata/proto/subdata/events/v1/change_event_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import type { Queryable } from "@subdata/runtime";
 
@@ -38,20 +40,24 @@ export async function createSubscription(
 
 export interface OutboxRecord {
   id: string;
-  subscription_id: string;
+  resource_type: string;
+  resource_id: string;
   event_type: string;
   version: string;
   published_at: string | null;
   attempts: number;
   last_error: string | null;
-  payload: { subscription: Record<string, unknown>; previous: Record<string, unknown> | null; changed_columns: string[] };
+  /** The change_events row's payload: the object, the keys of the previous state that differed, the changed columns. */
+  payload: { object: Record<string, unknown>; previous: Record<string, unknown> | null; changed_columns: string[] };
 }
 
-/** A merchant's outbox rows in capture order (read as the admin, int8 as text). */
+/** A merchant's outbox rows with their events, in capture order (read as the admin, int8 as text). */
 export async function outboxRows(db: Queryable, merchantId: string): Promise<OutboxRecord[]> {
   const result = await db.query<OutboxRecord>(
-    `SELECT id, subscription_id, event_type, version::text AS version, published_at::text AS published_at, attempts, last_error, payload
-       FROM event_outbox WHERE merchant_id = $1 ORDER BY seq`,
+    `SELECT o.id, e.resource_type, o.resource_id, e.event_type, e.version::text AS version, o.published_at::text AS published_at,
+            o.attempts, o.last_error, e.payload
+       FROM event_outbox o JOIN change_events e ON e.id = o.id
+      WHERE o.merchant_id = $1 ORDER BY o.seq`,
     [merchantId],
   );
   return result.rows;
@@ -63,10 +69,13 @@ export interface StreamMessage {
   seq: number;
   subject: string;
   msgId: string | undefined;
-  event: SubscriptionEvent;
+  /** Every message as a ChangeEvent; a subscription's SubscriptionEvent converted the way ingest does. */
+  event: ChangeEvent;
+  /** Only for messages on a subscription subject: the SubscriptionEvent as published. */
+  subscriptionEvent?: SubscriptionEvent;
 }
 
-/** Every message in the stream, in stream order, decoded. */
+/** Every message in the stream, in stream order, decoded by its subject's resource. */
 export async function readStream(nc: NatsConnection, stream: string): Promise<StreamMessage[]> {
   const jsm = await jetstreamManager(nc);
   const { state } = await jsm.streams.info(stream);
@@ -75,12 +84,13 @@ export async function readStream(nc: NatsConnection, stream: string): Promise<St
   for (let seq = state.first_seq; seq <= state.last_seq; seq += 1) {
     const stored = await jsm.streams.getMessage(stream, { seq });
     if (!stored) continue;
-    messages.push({
-      seq,
-      subject: stored.subject,
-      msgId: stored.header?.get("Nats-Msg-Id"),
-      event: fromBinary(SubscriptionEventSchema, stored.data),
-    });
+    const common = { seq, subject: stored.subject, msgId: stored.header?.get("Nats-Msg-Id") };
+    if (stored.subject.split(".").at(-2) === "subscription") {
+      const subscriptionEvent = fromBinary(SubscriptionEventSchema, stored.data);
+      messages.push({ ...common, event: changeEventFromSubscriptionEvent(subscriptionEvent), subscriptionEvent });
+    } else {
+      messages.push({ ...common, event: fromBinary(ChangeEventSchema, stored.data) });
+    }
   }
   return messages;
 }

@@ -34,7 +34,7 @@ const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISO
 async function event(receivedDaysAgo: number): Promise<string> {
   const id = `evt_wr${++sequence}`;
   await admin.query(
-    `INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body, received_at)
+    `INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body, received_at)
      VALUES ($1, 'mer_wr', 'sub_wr', 'subscription.updated', $2, $3, '{}', $3)`,
     [id, sequence, daysAgo(receivedDaysAgo)],
   );
@@ -48,7 +48,7 @@ async function delivery(eventId: string, createdDaysAgo: number, status: string,
     `we_${id}`,
   ]);
   await admin.query(
-    `INSERT INTO webhook_deliveries (id, merchant_id, endpoint_id, event_id, subscription_id, version, status, created_at, attempt_count)
+    `INSERT INTO webhook_deliveries (id, merchant_id, endpoint_id, event_id, resource_id, version, status, created_at, attempt_count)
      VALUES ($1, 'mer_wr', $2, $3, 'sub_wr', $4, $5, $6, $7)`,
     [id, `we_${id}`, eventId, sequence, status, daysAgo(createdDaysAgo), attemptDaysAgo.length],
   );

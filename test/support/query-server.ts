@@ -26,6 +26,8 @@ export interface StartQueryServerOptions {
   statementTimeoutMs?: number;
   /** SUBDATA_FEED_MAX_WAITERS (default 100 here). */
   maxWaiters?: number;
+  /** The subdata_query role's connection string (default: this run's shared database). */
+  databaseUrl?: string;
 }
 
 /**
@@ -34,13 +36,14 @@ export interface StartQueryServerOptions {
  */
 export async function startQueryServer(options: StartQueryServerOptions = {}): Promise<RunningQueryServer> {
   const serviceToken = randomBytes(24).toString("hex");
+  const databaseUrl = options.databaseUrl ?? inject("roleDatabaseUrls").query;
   const pool = createQueryPool({
-    connectionString: inject("roleDatabaseUrls").query,
+    connectionString: databaseUrl,
     statementTimeoutMs: options.statementTimeoutMs ?? 5_000,
     applicationName: "subdata-query-test",
   });
   const logger = createLogger({ name: "query", level: "silent" });
-  const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: options.maxWaiters ?? 100 });
+  const changes = createChangeNotifier({ connectionString: databaseUrl, logger, maxWaiters: options.maxWaiters ?? 100 });
   const server = createQueryServer({
     pool,
     changes,

@@ -22,14 +22,14 @@ describe("subdata webhooks (CLI against the in-process service)", () => {
     const env = { SUBDATA_WEBHOOK_URL: server.baseUrl, SUBDATA_SERVICE_TOKEN: server.serviceToken };
 
     const created = await runCli(
-      ["webhooks", "create", "--merchant", merchantId, "--url", "http://127.0.0.1:4000/hooks", "--events", "subscription.created,subscription.deleted", "--json"],
+      ["webhooks", "create", "--merchant", merchantId, "--url", "http://127.0.0.1:4000/hooks", "--events", "subscription.created,charge.updated,order.deleted", "--json"],
       { env },
     );
     expect(created.stderr).toBe("");
     expect(created.code).toBe(0);
     const createdJson = json<{ endpoint: { id: string; event_types: string[]; status: string }; secret: string }>(created);
     expect(createdJson.secret).toMatch(/^whsec_/);
-    expect(createdJson.endpoint).toMatchObject({ status: "ENABLED", event_types: ["subscription.created", "subscription.deleted"] });
+    expect(createdJson.endpoint).toMatchObject({ status: "ENABLED", event_types: ["subscription.created", "charge.updated", "order.deleted"] });
 
     const listed = await runCli(["webhooks", "list", "--merchant", merchantId, "--json"], { env });
     expect(listed.code).toBe(0);

@@ -112,7 +112,7 @@ describe("ReplayEvents", () => {
     const otherMerchants = await insertWebhookEvent(db, { merchantId: other, occurredAt: "2026-03-01 10:15:00+00" });
     // A test event in the range is not replayed.
     await server.endpoints.sendTestEvent({ merchantId, endpointId });
-    await db.query("UPDATE webhook_events SET occurred_at = '2026-03-01 10:20:00+00' WHERE merchant_id = $1 AND subscription_id LIKE 'sub_test_%'", [merchantId]);
+    await db.query("UPDATE webhook_events SET occurred_at = '2026-03-01 10:20:00+00' WHERE merchant_id = $1 AND resource_id LIKE 'sub_test_%'", [merchantId]);
     await db.query("DELETE FROM webhook_attempts WHERE merchant_id = $1", [merchantId]);
     await db.query("UPDATE webhook_deliveries SET status = 'SUCCEEDED' WHERE merchant_id = $1", [merchantId]);
 
@@ -158,17 +158,17 @@ describe("SendTestEvent", () => {
     expect(response.eventId).toMatch(/^evt_[0-9a-f]{32}$/);
     expect(response.deliveryId).toMatch(/^whd_[0-9a-f]{32}$/);
 
-    const event = await db.query<{ merchant_id: string; subscription_id: string; type: string; body: string }>(
-      "SELECT merchant_id, subscription_id, type, body FROM webhook_events WHERE id = $1",
+    const event = await db.query<{ merchant_id: string; resource_id: string; type: string; body: string }>(
+      "SELECT merchant_id, resource_id, type, body FROM webhook_events WHERE id = $1",
       [response.eventId],
     );
     const row = event.rows[0]!;
     expect(row).toMatchObject({ merchant_id: merchantId, type: "subscription.updated" });
-    expect(row.subscription_id).toMatch(/^sub_test_/);
+    expect(row.resource_id).toMatch(/^sub_test_/);
     const body = JSON.parse(row.body) as Record<string, any>;
     expect(body).toMatchObject({ id: response.eventId, type: "subscription.updated", test: true });
     expect(body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    expect(body.data.object).toMatchObject({ id: row.subscription_id, object: "subscription", status: "ACTIVE", version: 2 });
+    expect(body.data.object).toMatchObject({ id: row.resource_id, object: "subscription", status: "ACTIVE", version: 2 });
     expect(body.data.object.price).toEqual({ amount: "19.99", currency: "USD" });
     expect(body.data.previous_attributes).toMatchObject({ status: "TRIALING", version: 1 });
 

@@ -42,7 +42,7 @@ describe("CreateEndpoint", () => {
       merchantId,
       url: PUBLIC_URL,
       description: "orders system",
-      eventTypes: [EventType.SUBSCRIPTION_CREATED, EventType.SUBSCRIPTION_DELETED],
+      eventTypes: [EventType.SUBSCRIPTION_CREATED, EventType.SUBSCRIPTION_DELETED, EventType.CHARGE_UPDATED, EventType.ORDER_CREATED],
     });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(created.secret.slice("whsec_".length), "base64")).toHaveLength(32);
@@ -52,7 +52,7 @@ describe("CreateEndpoint", () => {
       merchantId,
       url: PUBLIC_URL,
       description: "orders system",
-      eventTypes: [EventType.SUBSCRIPTION_CREATED, EventType.SUBSCRIPTION_DELETED],
+      eventTypes: [EventType.SUBSCRIPTION_CREATED, EventType.SUBSCRIPTION_DELETED, EventType.CHARGE_UPDATED, EventType.ORDER_CREATED],
       status: EndpointStatus.ENABLED,
       disabledReason: "",
     });
@@ -67,7 +67,7 @@ describe("CreateEndpoint", () => {
     expect(row.rows[0]!.whole).not.toContain(secretBody);
     expect(row.rows[0]!.secret_ciphertext.toString("latin1")).not.toContain(secretBody);
     expect(row.rows[0]!.secret_ciphertext.includes(Buffer.from(secretBody, "base64"))).toBe(false);
-    expect(row.rows[0]!.event_types).toEqual(["subscription.created", "subscription.deleted"]);
+    expect(row.rows[0]!.event_types).toEqual(["subscription.created", "subscription.deleted", "charge.updated", "order.created"]);
     // …but it opens with the service key, bound to this endpoint's id.
     expect(server.secretBox.open(row.rows[0]!.secret_ciphertext, endpoint.id)).toBe(created.secret);
   });
@@ -198,14 +198,14 @@ describe("UpdateEndpoint", () => {
         id: created.id,
         url: "https://93.184.215.15/new",
         description: "after",
-        eventTypes: [EventType.SUBSCRIPTION_UPDATED],
+        eventTypes: [EventType.SUBSCRIPTION_UPDATED, EventType.ORDER_UPDATED],
       }),
       updateMask: mask("description", "event_types"),
     });
     expect(updated.endpoint).toMatchObject({
       url: PUBLIC_URL,
       description: "after",
-      eventTypes: [EventType.SUBSCRIPTION_UPDATED],
+      eventTypes: [EventType.SUBSCRIPTION_UPDATED, EventType.ORDER_UPDATED],
       status: EndpointStatus.ENABLED,
     });
     const moved = await server.endpoints.updateEndpoint({

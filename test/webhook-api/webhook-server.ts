@@ -89,7 +89,7 @@ export async function insertWebhookEvent(db: Pick<pg.Pool, "query">, options: We
   const type = options.type ?? "subscription.updated";
   const body = JSON.stringify({ id, type, timestamp: options.occurredAt, data: { object: { id: subscriptionId }, previous_attributes: {} } });
   await db.query(
-    `INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body)
+    `INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body)
      VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7)`,
     [id, options.merchantId, subscriptionId, type, options.version ?? 1, options.occurredAt, body],
   );

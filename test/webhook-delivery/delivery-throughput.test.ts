@@ -33,18 +33,18 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
   async function insertBacklog(merchantId: string, endpointIds: string[], prefix: string, versions: number): Promise<void> {
     await h.admin.query(
       `WITH ev AS (
-         INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body)
+         INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body)
          SELECT format('evt_%s_%s_%s', $2::text, s, v), $1, format('sub_%s_%s', $2::text, s), 'subscription.updated', v, now(),
                 json_build_object('id', format('evt_%s_%s_%s', $2::text, s, v), 'type', 'subscription.updated',
                                   'data', json_build_object('object', json_build_object('id', format('sub_%s_%s', $2::text, s), 'version', v)))::text
            FROM generate_series(1, $4::int) AS v, generate_series(1, $3::int) AS s
           ORDER BY v, s
-         RETURNING id, subscription_id, version
+         RETURNING id, resource_id, version
        )
        -- Due in version order, as ingest batches written one after another would be.
-       INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version, next_attempt_at)
-       SELECT $1, ep, ev.id, ev.subscription_id, ev.version, now() - ($4::int - ev.version) * interval '1 millisecond'
-         FROM ev, unnest($5::text[]) AS ep ORDER BY ev.version, ev.subscription_id`,
+       INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, resource_id, version, next_attempt_at)
+       SELECT $1, ep, ev.id, ev.resource_id, ev.version, now() - ($4::int - ev.version) * interval '1 millisecond'
+         FROM ev, unnest($5::text[]) AS ep ORDER BY ev.version, ev.resource_id`,
       [merchantId, prefix, subscriptionCount, versions, endpointIds],
     );
   }
@@ -124,11 +124,11 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
       const at = performance.now();
       await h.admin.query(
         `WITH ev AS (
-           INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body)
+           INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body)
            VALUES ($3, $1, $4, 'subscription.updated', 1, now(), json_build_object('id', $3::text, 'data', json_build_object('object', json_build_object('id', $4::text, 'version', 1)))::text)
            RETURNING id
          ), d AS (
-           INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version) SELECT $1, $2, id, $4, 1 FROM ev RETURNING 1
+           INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, resource_id, version) SELECT $1, $2, id, $4, 1 FROM ev RETURNING 1
          )
          SELECT pg_notify('subdata_webhook_delivery', '') FROM d`,
         [merchantId, endpoint.id, `evt_c_${merchantId}_${i}`, subscriptionId],

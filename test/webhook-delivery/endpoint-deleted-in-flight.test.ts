@@ -1,7 +1,8 @@
 import { createClaimRepository } from "../../services/webhook/src/delivery/claim-repository.ts";
 import { ingestEvent } from "../../services/webhook/src/ingest/ingest-repository.ts";
 import { type FinishedAttempt, recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
-import { renderEventBody } from "../../services/webhook/src/ingest/event-body.ts";
+import { renderedEvent } from "../../services/webhook/src/ingest/event-message.ts";
+import { changeEventFromSubscriptionEvent } from "@subdata/events";
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { attemptsOf, newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";
@@ -19,7 +20,7 @@ describe("an endpoint deleted while its attempts are recorded", () => {
     const merchantId = await h.fixtures.merchant();
     const doomed = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/doomed" });
     const kept = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/kept" });
-    await ingestEvent(h.pool, renderEventBody(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 })));
+    await ingestEvent(h.pool, renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))));
     const { claimed } = await createClaimRepository(h.pool).claimDue({
       limit: 10,
       healthyCap: 10,

@@ -138,7 +138,7 @@ describe("webhook trace context", () => {
         "messaging.destination.name": `${h.subjectPrefix}.subscription.${merchantId}`,
         "messaging.message.id": eventId,
         "subdata.merchant_id": merchantId,
-        "subdata.subscription_id": subscription.id,
+        "subdata.resource_id": subscription.id,
       },
     });
     // Ingest is a CONSUMER span under the publish, a sibling of the attempts.
@@ -182,7 +182,7 @@ describe("webhook trace context", () => {
     const merchantId = await h.fixtures.merchant();
     const insert = (traceparent: string | null) =>
       h.admin.query(
-        `INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent)
+        `INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body, traceparent)
          VALUES ($1, $2, $3, 'subscription.created', 1, now(), '{}', $4)`,
         [newEventId(), merchantId, newSubscriptionId(), traceparent],
       );

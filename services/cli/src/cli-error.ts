@@ -8,7 +8,7 @@ export class CliError extends Error {
 
   constructor(
     message: string,
-    /** A stable, machine-readable reason: invalid_argument, not_found, config, database, usage, maintenance. */
+    /** A stable, machine-readable reason: invalid_argument, not_found, failed_precondition, config, database, usage, maintenance. */
     readonly code: string = "invalid_argument",
     options: { resultPrinted?: boolean } = {},
   ) {

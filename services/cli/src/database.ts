@@ -39,3 +39,16 @@ export async function withDatabase<T>(url: string, work: (client: pg.Client) => 
     await client.end().catch(() => {});
   }
 }
+
+/** Runs work between BEGIN and COMMIT on the client, rolling back when it throws. */
+export async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}

@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { CliError } from "./cli-error.ts";
-import { durationText, parseDuration, parseRfc3339, parseWholeNumber } from "./option-parsers.ts";
+import { durationText, parseDecimal, parseDuration, parseRfc3339, parseWholeNumber, toMinorUnits } from "./option-parsers.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -131,5 +131,41 @@ describe("parseRfc3339", () => {
     expect(refusal(() => parseRfc3339(text, "--now")).message).toBe(
       `--now must be an RFC 3339 time with an offset, such as 2025-06-01T12:00:00Z, got ${JSON.stringify(text)}`,
     );
+  });
+});
+
+describe("parseDecimal and toMinorUnits", () => {
+  const minor = (text: string, currency: string) => toMinorUnits(parseDecimal(text, "--amount", { allowZero: true }), currency, "--amount");
+
+  it("reads digits with at most one decimal point, exactly, in the currency's minor units", () => {
+    expect(minor("12.5", "USD")).toBe(1250n);
+    expect(minor("12", "USD")).toBe(1200n);
+    expect(minor("0.05", "EUR")).toBe(5n);
+    expect(minor("007.10", "USD")).toBe(710n);
+    expect(minor("1500", "JPY")).toBe(1500n);
+    expect(minor("1.25", "KWD")).toBe(1250n);
+    // Beyond a bigint, exactly: the caller judges the size.
+    expect(minor("99999999999999999999999.99", "USD")).toBe(9999999999999999999999999n);
+  });
+
+  it("takes zeros past the currency's digits, and refuses anything else there", () => {
+    expect(minor("12.500", "USD")).toBe(1250n);
+    expect(minor("1500.00", "JPY")).toBe(1500n);
+    expect(refusal(() => minor("12.505", "USD")).message).toBe('--amount must have at most 2 decimal places in USD, got "12.505"');
+    expect(refusal(() => minor("0.0001", "KWD")).message).toBe('--amount must have at most 3 decimal places in KWD, got "0.0001"');
+    expect(refusal(() => minor("10.5", "JPY")).message).toBe('--amount must be a whole amount in JPY, got "10.5"');
+  });
+
+  it.each(["", " 1", "1 ", "+1", "-1", "1.", ".5", "1.2.3", "1,50", "1e2", "0x10", "NaN", "Infinity", "١", "1_000"])("refuses %j, naming the option", (text) => {
+    expect(refusal(() => parseDecimal(text, "--unit-price", { allowZero: true })).message).toBe(
+      `--unit-price must be a decimal amount such as 12.50 (digits, at most one decimal point), got ${JSON.stringify(text)}`,
+    );
+  });
+
+  it("refuses zero unless allowed", () => {
+    for (const text of ["0", "000", "0.00"]) {
+      expect(refusal(() => parseDecimal(text, "--amount", { allowZero: false })).message).toBe(`--amount must be more than 0, got "${text}"`);
+      expect(parseDecimal(text, "--unit-price", { allowZero: true })).toMatchObject({ text });
+    }
   });
 });

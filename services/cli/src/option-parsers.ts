@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { minorUnitDigits } from "@subdata/runtime";
 import { calendarDayMs } from "./calendar-date.ts";
 import { CliError } from "./cli-error.ts";
 
@@ -69,4 +70,38 @@ export function parseRfc3339(text: string, option: string): Timestamp {
   const offsetSeconds = (sign === "-" ? -1 : 1) * (Number(offsetHours) * 3_600 + Number(offsetMinutes) * 60);
   const seconds = dayMs / 1_000 + Number(hour) * 3_600 + Number(minute) * 60 + Number(second) - offsetSeconds;
   return create(TimestampSchema, { seconds: BigInt(seconds), nanos: Number(fraction.padEnd(9, "0")) });
+}
+
+/** An amount of money as typed, before its currency is known: "12.50" → whole "12", fraction "50". */
+export interface DecimalAmount {
+  text: string;
+  whole: string;
+  fraction: string;
+}
+
+/**
+ * Digits with an optional decimal point and more digits ("12", "12.5", "0.05"): no sign, exponent,
+ * grouping or space. How many decimals the currency allows is judged later, by toMinorUnits, once the
+ * charge or order says which currency it is.
+ */
+export function parseDecimal(text: string, option: string, { allowZero }: { allowZero: boolean }): DecimalAmount {
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match) throw new CliError(`${option} must be a decimal amount such as 12.50 (digits, at most one decimal point), got "${text}"`);
+  const [, whole = "", fraction = ""] = match;
+  if (!allowZero && /^0*$/.test(whole + fraction)) throw new CliError(`${option} must be more than 0, got "${text}"`);
+  return { text, whole, fraction };
+}
+
+/**
+ * The amount in the currency's minor units, exactly ("12.5" USD → 1250n, "1500" JPY → 1500n). Digits
+ * past the currency's own must be zeros ("12.500" USD is 12.50; "12.505" is refused). The caller
+ * judges the size, against what is left to refund or what a bigint column holds.
+ */
+export function toMinorUnits(amount: DecimalAmount, currency: string, option: string): bigint {
+  const digits = minorUnitDigits(currency);
+  if (/[^0]/.test(amount.fraction.slice(digits))) {
+    const rule = digits === 0 ? "be a whole amount" : `have at most ${digits} decimal place${digits === 1 ? "" : "s"}`;
+    throw new CliError(`${option} must ${rule} in ${currency}, got "${amount.text}"`);
+  }
+  return BigInt(amount.whole + amount.fraction.slice(0, digits).padEnd(digits, "0"));
 }

@@ -62,7 +62,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   });
   program
     .name("subdata")
-    .description("Operate a subdata deployment: migrations, demo data, keys, webhooks, audit.")
+    .description("Operate a subdata deployment: migrations, demo data, app-like changes for development, keys, webhooks, audit.")
     .option("--json", "print one JSON document on stdout and nothing else")
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError("(run with --help for usage)")

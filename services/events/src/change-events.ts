@@ -93,7 +93,9 @@ export interface OrderSnapshot {
   line_items: { position: number; sku: string; title: string; quantity: number; unit_price_minor: string; total_minor: string }[];
 }
 
-export type ResourceType = "subscription" | "charge" | "order";
+/** The resources whose changes are events; the first token of an event type and of its subject's kind. */
+export const resourceTypes = ["subscription", "charge", "order"] as const;
+export type ResourceType = (typeof resourceTypes)[number];
 
 /** change_events.payload. */
 export interface ChangePayload<Snapshot> {

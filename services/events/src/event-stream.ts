@@ -1,5 +1,6 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
+import { type ResourceType, resourceTypes } from "./change-events.ts";
 
 /**
  * Where the change events travel: the JetStream stream the relay publishes to and the webhook service
@@ -16,14 +17,31 @@ export const eventStreamConfigShape = {
     .default("subdata.events"),
 } as const;
 
-/** The subject of a merchant's subscription events: `<prefix>.subscription.<merchant_id>`. */
-export function subscriptionEventSubject(subjectPrefix: string, merchantId: string): string {
-  return `${subjectPrefix}.subscription.${merchantId}`;
+/**
+ * The subject of a merchant's events of one resource: `<prefix>.<resource>.<merchant_id>`
+ * (`subscription`, `charge`, `order`; merchant ids are `mer_<hex>`, valid subject tokens).
+ */
+export function eventSubject(subjectPrefix: string, resourceType: ResourceType, merchantId: string): string {
+  return `${subjectPrefix}.${resourceType}.${merchantId}`;
 }
 
-/** Every merchant's subscription events: `<prefix>.subscription.>`. */
-export function subscriptionEventFilter(subjectPrefix: string): string {
-  return `${subjectPrefix}.subscription.>`;
+/** Every merchant's events of one resource: `<prefix>.<resource>.>`. */
+export function resourceEventFilter(subjectPrefix: string, resourceType: ResourceType): string {
+  return `${subjectPrefix}.${resourceType}.>`;
+}
+
+/**
+ * Every event of every merchant: `<prefix>.*.*`. One subject, not one per resource: NATS before 2.10
+ * takes a single filter subject per consumer.
+ */
+export function eventFilter(subjectPrefix: string): string {
+  return `${subjectPrefix}.*.*`;
+}
+
+/** The resource whose events a subject carries (its next-to-last token); undefined for any other subject. */
+export function resourceTypeOfSubject(subject: string): ResourceType | undefined {
+  const token = subject.split(".").at(-2);
+  return resourceTypes.find((type) => type === token);
 }
 
 /**

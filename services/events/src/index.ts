@@ -1,3 +1,12 @@
 export { eventTypeName, eventTypeNames, eventTypeOf } from "./event-types.ts";
-export { connectNats, eventStreamConfigShape, subscriptionEventFilter, subscriptionEventSubject } from "./event-stream.ts";
-export { changeEventFromRow, renderEventBody, type ChangeEventRow } from "./change-events.ts";
+export { connectNats, eventFilter, eventStreamConfigShape, eventSubject, resourceEventFilter, resourceTypeOfSubject } from "./event-stream.ts";
+export {
+  changeEventFromRow,
+  renderEventBody,
+  resourceTypes,
+  type ChangeEventRow,
+  type ChargeSnapshot,
+  type ResourceType,
+  type SubscriptionSnapshot,
+} from "./change-events.ts";
+export { changeEventFromSubscriptionEvent, subscriptionEventFromChangeEvent } from "./subscription-events.ts";

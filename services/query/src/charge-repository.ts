@@ -1,4 +1,5 @@
 import type { KeysetCursor, Pool } from "@subdata/runtime";
+import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 import type { ChargeRow } from "./subscription-repository.ts";
 
 export interface ListChargesQuery {
@@ -30,13 +31,10 @@ interface Statement {
  * charges_merchant_keyset, or charges_merchant_subscription for one subscription.
  */
 function listStatement(bySubscription: boolean, afterCursor: boolean): Statement {
-  const conditions = ["ch.merchant_id = $1"];
-  let next = 2;
-  if (bySubscription) conditions.push(`ch.subscription_id = $${next++}::text`);
-  if (afterCursor) conditions.push(`(ch.created_at, ch.id) > ($${next++}::timestamptz, $${next++}::text)`);
+  const walk = keysetWalk("ch", bySubscription ? { column: "subscription_id", type: "text" } : null, afterCursor);
   return {
     name: `query_list_charges_${bySubscription ? "subscription" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: `SELECT ${COLUMNS} FROM charges ch WHERE ${conditions.join(" AND ")} ORDER BY ch.created_at, ch.id LIMIT $${next}`,
+    text: plannedPage(`SELECT ${COLUMNS} FROM charges ch WHERE ${walk.conditions.join(" AND ")}`, "ch", walk.order, walk.limit, MAX_LIST_ROWS),
   };
 }
 
@@ -51,6 +49,7 @@ export function createChargeRepository(pool: Pool): ChargeRepository {
     async list(query) {
       const variants = query.subscriptionId === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.subscription;
       const statement = query.after === null ? variants.first : variants.after;
+      requireLimitWithin(query.limit, MAX_LIST_ROWS);
       const values: unknown[] = [query.merchantId];
       if (query.subscriptionId !== null) values.push(query.subscriptionId);
       if (query.after !== null) values.push(query.after.at, query.after.id);
@@ -60,3 +59,6 @@ export function createChargeRepository(pool: Pool): ChargeRepository {
     },
   };
 }
+
+/** The statements' SQL, for tests that EXPLAIN them. */
+export const chargeStatements = { list: LIST_STATEMENTS };

@@ -1,5 +1,14 @@
 import type { ChangeEventRow } from "@subdata/events";
 import type { Pool } from "@subdata/runtime";
+import { plannedPage, requireLimitWithin } from "./planned-page.ts";
+
+/** The largest feed page a read may ask for. */
+export const MAX_EVENT_PAGE_SIZE = 1000;
+/** The most commits one type-filtered read looks through (EventPageQuery.commitWindow). */
+export const TYPE_FILTER_COMMIT_WINDOW = 5_000;
+/** The statements are planned for these (planned-page.ts): a page and the row after it, its commits and one more. */
+const MAX_EVENT_ROWS = MAX_EVENT_PAGE_SIZE + 1;
+const MAX_PAGE_COMMITS = MAX_EVENT_ROWS + 1;
 
 /**
  * A place in one merchant's feed: after the event `seq` of the commit at `position`. Positions grow in
@@ -63,12 +72,17 @@ const COLUMNS = `e.id, e.merchant_id, e.resource_type, e.resource_id, e.event_ty
  */
 function pageStatement(byType: boolean) {
   const typeCondition = byType ? "AND e.event_type = ANY($6::text[])" : "";
+  const commits = plannedPage(
+    "SELECT c.position, c.xid FROM change_commits c WHERE c.merchant_id = $1 AND c.position >= $2",
+    "c",
+    "c.position",
+    "$5",
+    byType ? TYPE_FILTER_COMMIT_WINDOW : MAX_PAGE_COMMITS,
+  );
   return {
     name: `query_list_events_${byType ? "types" : "all"}`,
     text: `SELECT ${COLUMNS}
-  FROM (SELECT c.position, c.xid FROM change_commits c
-         WHERE c.merchant_id = $1 AND c.position >= $2
-         ORDER BY c.position LIMIT $5) c
+  FROM (${commits}) c
   CROSS JOIN LATERAL (
     SELECT e.* FROM change_events e
      WHERE e.xid = c.xid AND e.merchant_id = $1 AND (c.position > $2 OR e.seq > $3) ${typeCondition}
@@ -85,8 +99,7 @@ const PAGE_TYPES = pageStatement(true);
 const WINDOW = {
   name: "query_list_events_window",
   text: `SELECT max(w.position) AS through, count(*) AS commits
-  FROM (SELECT c.position FROM change_commits c WHERE c.merchant_id = $1 AND c.position >= $2
-         ORDER BY c.position LIMIT $3) w`,
+  FROM (${plannedPage("SELECT c.position FROM change_commits c WHERE c.merchant_id = $1 AND c.position >= $2", "c", "c.position", "$3", TYPE_FILTER_COMMIT_WINDOW)}) w`,
 };
 
 const HEAD = {
@@ -103,6 +116,8 @@ const HORIZON = {
 export function createEventRepository(pool: Pool): EventRepository {
   return {
     async page(query) {
+      requireLimitWithin(query.limit, MAX_EVENT_ROWS);
+      requireLimitWithin(query.commitWindow, TYPE_FILTER_COMMIT_WINDOW);
       const values: unknown[] = [query.merchantId, query.after.position, query.after.seq, query.limit];
       if (query.types === null) {
         values.push(query.limit + 1);
@@ -128,3 +143,6 @@ export function createEventRepository(pool: Pool): EventRepository {
     },
   };
 }
+
+/** The statements' SQL, for tests that EXPLAIN them. */
+export const eventStatements = { pageAll: PAGE_ALL, pageTypes: PAGE_TYPES, window: WINDOW, head: HEAD, horizon: HORIZON };

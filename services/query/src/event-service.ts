@@ -13,14 +13,19 @@ import {
   requireMerchantId,
 } from "@subdata/runtime";
 import type { ChangeNotifier } from "./change-notifier.ts";
-import { END_OF_COMMIT, type EventRepository, type EventRow, FEED_START, type FeedPosition } from "./event-repository.ts";
+import {
+  END_OF_COMMIT,
+  type EventRepository,
+  type EventRow,
+  FEED_START,
+  type FeedPosition,
+  MAX_EVENT_PAGE_SIZE,
+  TYPE_FILTER_COMMIT_WINDOW,
+} from "./event-repository.ts";
 import { utf8 } from "./public-json.ts";
 
 const DEFAULT_EVENT_PAGE_SIZE = 100;
-const MAX_EVENT_PAGE_SIZE = 1000;
 const MAX_WAIT_SECONDS = 30;
-/** Commits one filtered read may look through (EventPageQuery.commitWindow). */
-const TYPE_FILTER_COMMIT_WINDOW = 5_000;
 
 export interface EventServiceDeps {
   events: EventRepository;

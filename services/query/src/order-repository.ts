@@ -1,5 +1,6 @@
 import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
+import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A line item as aggregated to JSON inside the order's row (bigints as text, so never rounded). */
 export interface LineItemRow {
@@ -64,13 +65,10 @@ interface Statement {
  * orders_merchant_keyset, or orders_merchant_subscription_keyset for one subscription.
  */
 function listStatement(bySubscription: boolean, afterCursor: boolean): Statement {
-  const conditions = ["o.merchant_id = $1"];
-  let next = 2;
-  if (bySubscription) conditions.push(`o.subscription_id = $${next++}::text`);
-  if (afterCursor) conditions.push(`(o.created_at, o.id) > ($${next++}::timestamptz, $${next++}::text)`);
+  const walk = keysetWalk("o", bySubscription ? { column: "subscription_id", type: "text" } : null, afterCursor);
   return {
     name: `query_list_orders_${bySubscription ? "subscription" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: `SELECT ${COLUMNS} FROM orders o WHERE ${conditions.join(" AND ")} ORDER BY o.created_at, o.id LIMIT $${next}`,
+    text: plannedPage(`SELECT ${COLUMNS} FROM orders o WHERE ${walk.conditions.join(" AND ")}`, "o", walk.order, walk.limit, MAX_LIST_ROWS),
   };
 }
 
@@ -85,6 +83,7 @@ export function createOrderRepository(pool: Pool): OrderRepository {
     async list(query) {
       const variants = query.subscriptionId === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.subscription;
       const statement = query.after === null ? variants.first : variants.after;
+      requireLimitWithin(query.limit, MAX_LIST_ROWS);
       const values: unknown[] = [query.merchantId];
       if (query.subscriptionId !== null) values.push(query.subscriptionId);
       if (query.after !== null) values.push(query.after.at, query.after.id);

@@ -1,5 +1,6 @@
 import { type KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
+import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A subscription with its customer and plan, as the pool returns it (timestamps as exact text). */
 export interface SubscriptionRow {
@@ -76,11 +77,18 @@ const COLUMNS = `s.id, s.merchant_id, s.status, s.price_minor, s.currency, s.qua
   s.customer_id, c.email AS customer_email, c.name AS customer_name,
   s.plan_id, p.name AS plan_name, p.interval AS plan_interval, p.interval_count AS plan_interval_count`;
 
-// The joins repeat the tenant condition, so a customer or plan wrongly linked across merchants is
+// The lookups repeat the tenant condition, so a customer or plan wrongly linked across merchants is
 // never shown; they are LEFT joins so such a row fails loudly in the mapping instead of silently
 // vanishing from a page (which would also end a walk early).
-const JOINS = `LEFT JOIN customers c ON c.id = s.customer_id AND c.merchant_id = $1
-  LEFT JOIN plans p ON p.id = s.plan_id AND p.merchant_id = $1`;
+//
+// They are LATERAL subqueries with a LIMIT, which Postgres cannot flatten into plain joins: each is a
+// primary-key probe per row of the page, whatever the statistics. As plain joins, the generic plan the
+// pool runs (pool.ts) can hash-join every customer of a merchant larger than the average it was made
+// for, or walk all of them for each row of the page (docs/decisions.md).
+const JOINS = `LEFT JOIN LATERAL (SELECT c.email, c.name FROM customers c
+                      WHERE c.id = s.customer_id AND c.merchant_id = $1 LIMIT 1) c ON true
+  LEFT JOIN LATERAL (SELECT p.name, p.interval, p.interval_count FROM plans p
+                      WHERE p.id = s.plan_id AND p.merchant_id = $1 LIMIT 1) p ON true`;
 
 const CHARGES = `(SELECT coalesce(json_agg(json_build_object(
     'id', ch.id, 'subscription_id', ch.subscription_id, 'status', ch.status, 'amount_minor', ch.amount_minor::text,
@@ -102,16 +110,12 @@ interface Statement {
  * subscriptions_merchant_status_keyset with one. The keyset is the row comparison the index orders by.
  */
 function listStatement(byStatus: boolean, afterCursor: boolean): Statement {
-  const conditions = ["s.merchant_id = $1"];
-  let next = 2;
-  if (byStatus) conditions.push(`s.status = $${next++}::subscription_status`);
-  if (afterCursor) conditions.push(`(s.created_at, s.id) > ($${next++}::timestamptz, $${next++}::text)`);
-  // The page is cut from the keyset index first and joined after: with the LIMIT outside the joins
-  // the planner may hash-join every row of the merchant and sort them, which grows with the merchant.
-  const page = `SELECT * FROM subscriptions s WHERE ${conditions.join(" AND ")} ORDER BY s.created_at, s.id LIMIT $${next}`;
+  const walk = keysetWalk("s", byStatus ? { column: "status", type: "subscription_status" } : null, afterCursor);
+  // The page is cut from the keyset index first and its customers and plans looked up after.
+  const page = plannedPage(`SELECT * FROM subscriptions s WHERE ${walk.conditions.join(" AND ")}`, "s", walk.order, walk.limit, MAX_LIST_ROWS);
   return {
     name: `query_list_subscriptions_${byStatus ? "status" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: `SELECT ${COLUMNS} FROM (${page}) s ${JOINS} ORDER BY s.created_at, s.id`,
+    text: `SELECT ${COLUMNS} FROM (${page}) s ${JOINS} ORDER BY ${walk.order}`,
   };
 }
 
@@ -132,6 +136,7 @@ export function createSubscriptionRepository(pool: Pool): SubscriptionRepository
     async list(query) {
       const variants = query.status === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.status;
       const statement = query.after === null ? variants.first : variants.after;
+      requireLimitWithin(query.limit, MAX_LIST_ROWS);
       const values: unknown[] = [query.merchantId];
       if (query.status !== null) values.push(query.status);
       if (query.after !== null) values.push(query.after.at, query.after.id);

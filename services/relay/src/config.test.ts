@@ -3,14 +3,29 @@ import { describe, expect, it } from "vitest";
 import { loadRelayConfig } from "./config.ts";
 import { streamRetentionWarning } from "./event-stream.ts";
 
-const base = { DATABASE_URL: "postgres://subdata_webhook@db.example:5432/subdata" };
+const valid = { DATABASE_URL: "postgres://subdata_webhook@127.0.0.1:5432/subdata" };
+
+describe("relay config", () => {
+  it("keeps the change feed 400 days by default and takes any retention from 30 days", () => {
+    expect(loadRelayConfig(valid).SUBDATA_FEED_RETENTION_DAYS).toBe(400);
+    expect(loadRelayConfig({ ...valid, SUBDATA_FEED_RETENTION_DAYS: "30" }).SUBDATA_FEED_RETENTION_DAYS).toBe(30);
+    expect(loadRelayConfig({ ...valid, SUBDATA_FEED_RETENTION_DAYS: "3650" }).SUBDATA_FEED_RETENTION_DAYS).toBe(3650);
+  });
+
+  it("refuses a feed retention under 30 days at start-up, naming the variable", () => {
+    for (const days of ["29", "0", "-1", "7.5", "a year"]) {
+      expect(() => loadRelayConfig({ ...valid, SUBDATA_FEED_RETENTION_DAYS: days })).toThrow(/SUBDATA_FEED_RETENTION_DAYS is invalid/);
+    }
+    expect(() => loadRelayConfig({ ...valid, SUBDATA_FEED_RETENTION_DAYS: "29" })).toThrow(/at least 30/);
+  });
+});
 
 describe("the stream's retention against the outbox's", () => {
   it("keeps events 7 days in both by default, and refuses a stream that keeps them less than the outbox, naming both settings", () => {
-    const config = loadRelayConfig(base);
+    const config = loadRelayConfig(valid);
     expect([config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS, config.SUBDATA_RELAY_RETENTION_DAYS]).toEqual([7, 7]);
-    expect(loadRelayConfig({ ...base, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "30", SUBDATA_RELAY_RETENTION_DAYS: "14" }).SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS).toBe(30);
-    const refused = () => loadRelayConfig({ ...base, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "3", SUBDATA_RELAY_RETENTION_DAYS: "7" });
+    expect(loadRelayConfig({ ...valid, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "30", SUBDATA_RELAY_RETENTION_DAYS: "14" }).SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS).toBe(30);
+    const refused = () => loadRelayConfig({ ...valid, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "3", SUBDATA_RELAY_RETENTION_DAYS: "7" });
     expect(refused).toThrow(ConfigError);
     expect(refused).toThrow(/SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS.*SUBDATA_RELAY_RETENTION_DAYS/);
   });

@@ -9,7 +9,7 @@ export const relayConfigShape = {
   SUBDATA_RELAY_HEALTH_PORT: env.port(8094),
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.databaseUrl(),
-  /** A connection per round in flight, one for the hourly purge. */
+  /** A connection per round in flight, one for the purge. */
   DATABASE_POOL_MAX: env.positiveInt(3),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
   // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the webhook service's.
@@ -27,6 +27,15 @@ export const relayConfigShape = {
   SUBDATA_RELAY_POLL_INTERVAL_MS: env.positiveInt(1_000),
   /** Published outbox rows older than this are deleted (JetStream keeps its own copy for max_age). */
   SUBDATA_RELAY_RETENTION_DAYS: env.positiveInt(7),
+  /**
+   * The change feed (GET /v1/events) keeps events this long; older commits are purged and a cursor
+   * from before them answers 410. The feed promises at least 30 days.
+   */
+  SUBDATA_FEED_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(30, "must be at least 30: the change feed keeps events at least 30 days")
+    .default(400),
   /** The stream's max_age: how long JetStream keeps an event; never less than SUBDATA_RELAY_RETENTION_DAYS. */
   SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: z.coerce.number().int().min(1).max(3_650).default(7),
 } as const;

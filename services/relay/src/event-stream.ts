@@ -9,7 +9,7 @@ import {
   type StreamConfig,
 } from "@nats-io/jetstream";
 import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
-import { subscriptionEventSubject } from "@subdata/events";
+import { eventSubject, type ResourceType } from "@subdata/events";
 
 // Every JetStream call the relay makes — connecting, stream setup, publishing — lives in this module.
 
@@ -43,7 +43,7 @@ const eventStreamLimits = {
 function eventStreamConfig(settings: EventStreamSettings): StreamConfig {
   return {
     name: settings.stream,
-    description: "subdata subscription change events, published by the outbox relay",
+    description: "subdata change events (subscriptions, charges, orders), published by the outbox relay",
     subjects: [`${settings.subjectPrefix}.>`],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
@@ -117,7 +117,7 @@ export interface PublishedEvent {
 /** Publishes encoded events to the stream and awaits each PubAck. */
 export interface EventPublisher {
   /** `traceparent` (W3C) travels as a message header so the consumer's logs join the relay's trace. */
-  publish(event: { id: string; type: string; merchantId: string; data: Uint8Array; traceparent?: string }): Promise<PublishedEvent>;
+  publish(event: { id: string; type: string; resourceType: ResourceType; merchantId: string; data: Uint8Array; traceparent?: string }): Promise<PublishedEvent>;
 }
 
 export interface EventPublisherOptions extends EventStreamSettings {
@@ -141,7 +141,7 @@ export function createEventPublisher(nc: NatsConnection, options: EventPublisher
       h.set("Subdata-Event-Type", event.type);
       if (event.traceparent) h.set("traceparent", event.traceparent);
       try {
-        const ack = await js.publish(subscriptionEventSubject(options.subjectPrefix, event.merchantId), event.data, {
+        const ack = await js.publish(eventSubject(options.subjectPrefix, event.resourceType, event.merchantId), event.data, {
           msgID: event.id,
           headers: h,
           expect: { streamName: options.stream },

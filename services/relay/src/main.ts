@@ -26,7 +26,7 @@ const pool = createPool({
 });
 const observability = createProcessObservability({ service: "relay", logLevel: config.LOG_LEVEL, pool, env: process.env });
 const { logger, metrics, spans } = observability;
-const onRound = createRelayMetrics(metrics, pool);
+const { onRound, onPurge } = createRelayMetrics(metrics, pool);
 // An idle client losing its connection must not crash the process; the next round backs off.
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 
@@ -80,8 +80,9 @@ if (nc && !stop.signal.aborted) {
     batchSize: config.SUBDATA_RELAY_BATCH_SIZE,
     rounds: config.SUBDATA_RELAY_ROUNDS,
     pollIntervalMs: config.SUBDATA_RELAY_POLL_INTERVAL_MS,
-    retention: { days: config.SUBDATA_RELAY_RETENTION_DAYS, everyMs: 60 * 60 * 1000 },
+    retention: { outboxDays: config.SUBDATA_RELAY_RETENTION_DAYS, feedDays: config.SUBDATA_FEED_RETENTION_DAYS, everyMs: 60 * 60 * 1000 },
     onRound,
+    onPurge,
     tracing: spans ? { spans, subjectPrefix: streamSettings.subjectPrefix } : undefined,
   });
   relay = started;

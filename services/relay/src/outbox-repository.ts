@@ -11,45 +11,54 @@ export interface OutboxRepository {
   /**
    * Claims up to `limit` pending rows in a transaction and hands them to `handle`, then records the
    * outcome and commits; the row locks keep other relays off these rows until then. Rows come in seq
-   * order, and only rows with no earlier pending row of the same subscription held elsewhere, so
-   * a subscription's events are never published out of order by two relays. If `handle` throws, the
+   * order, and only rows with no earlier pending row of the same resource held elsewhere, so a
+   * resource's events are never published out of order by two relays. If `handle` throws, the
    * transaction rolls back and every row stays pending.
    */
   withClaimedBatch(limit: number, handle: (rows: OutboxRow[]) => Promise<BatchOutcome>): Promise<{ claimed: number; outcome: BatchOutcome }>;
   /** Deletes published rows older than `retentionDays`, at most `maxRows`; returns how many. */
   purgePublished(retentionDays: number, maxRows: number): Promise<number>;
+  /**
+   * Deletes the change feed's commits (with their events) older than `retentionDays`, oldest first, at
+   * most `maxCommits`, and moves each merchant's horizon past them; returns how many commits.
+   */
+  purgeChangeEvents(retentionDays: number, maxCommits: number): Promise<number>;
 }
 
-// SKIP LOCKED lets several relays (and rounds) claim disjoint batches. A row whose subscription has an
+// SKIP LOCKED lets several relays (and rounds) claim disjoint batches. A row whose resource has an
 // earlier pending row outside this claim (locked by another relay or round) is left for later:
-// publishing it now could overtake that earlier event.
+// publishing it now could overtake that earlier event. Resource ids carry their kind's prefix (sub_,
+// ch_, ord_), so the resource id alone names the chain.
 //
 // Those earlier rows are found with one range scan of the pending rows below the claim's highest seq
 // (the claim itself plus whatever others hold there), not with a probe per claimed row: statistics
 // taken while the outbox is drained (the normal state) say "one pending row", and the planner then
 // answers each probe by walking every pending row — claimed × pending rows, 10 s for 500 × 20,000,
 // past the statement timeout, so the relay would stall behind any backlog.
+//
+// The event itself is read from change_events (same id); only the outbox rows are locked.
 const CLAIM = `
 WITH claimed AS (
-  SELECT id, seq, merchant_id, subscription_id, event_type, version, occurred_at, payload, attempts
+  SELECT id, seq, resource_id, attempts
     FROM event_outbox
    WHERE published_at IS NULL
    ORDER BY seq
    LIMIT $1
      FOR UPDATE SKIP LOCKED
 ), held_elsewhere AS MATERIALIZED (
-  SELECT other.subscription_id, min(other.seq) AS seq
+  SELECT other.resource_id, min(other.seq) AS seq
     FROM event_outbox other
    WHERE other.published_at IS NULL
      AND other.seq < (SELECT max(seq) FROM claimed)
      AND other.id NOT IN (SELECT id FROM claimed)
-   GROUP BY other.subscription_id
+   GROUP BY other.resource_id
 )
-SELECT c.*
+SELECT c.id, c.seq, c.attempts, e.merchant_id, e.resource_type, e.resource_id, e.event_type, e.version, e.occurred_at, e.payload
   FROM claimed c
+  JOIN change_events e ON e.id = c.id
  WHERE NOT EXISTS (
    SELECT 1 FROM held_elsewhere earlier
-    WHERE earlier.subscription_id = c.subscription_id
+    WHERE earlier.resource_id = c.resource_id
       AND earlier.seq < c.seq)
  ORDER BY c.seq`;
 
@@ -95,6 +104,14 @@ export function createOutboxRepository(pool: Pool): OutboxRepository {
       const { rows } = await pool.query<{ purged: number }>(
         "SELECT subdata_purge_published_events(make_interval(days => $1), $2) AS purged",
         [retentionDays, maxRows],
+      );
+      return rows[0]?.purged ?? 0;
+    },
+
+    async purgeChangeEvents(retentionDays, maxCommits) {
+      const { rows } = await pool.query<{ purged: number }>(
+        "SELECT subdata_purge_change_events(make_interval(days => $1), $2) AS purged",
+        [retentionDays, maxCommits],
       );
       return rows[0]?.purged ?? 0;
     },

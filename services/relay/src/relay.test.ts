@@ -25,6 +25,7 @@ function countingRepository() {
       return { claimed: 0, outcome: { publishedIds: [], failures: [] } };
     },
     purgePublished: async () => 0,
+    purgeChangeEvents: async () => 0,
   };
   return { repository, most: () => most, claims: () => claims, open: () => open };
 }
@@ -69,7 +70,7 @@ describe("createRelay", () => {
 });
 
 const outboxRow = (id: string, subscriptionId: string, seq: bigint): OutboxRow =>
-  sharedOutboxRow({ id, seq, subscription_id: subscriptionId, payload: { subscription: { ...SNAPSHOT, id: subscriptionId }, previous: null, changed_columns: [] } });
+  sharedOutboxRow({ id, seq, resource_id: subscriptionId, payload: { object: { ...SNAPSHOT, id: subscriptionId }, previous: null, changed_columns: [] } });
 
 /** A repository that hands out `rows` once, as one claimed batch. */
 function batchRepository(rows: OutboxRow[]): OutboxRepository {
@@ -79,6 +80,7 @@ function batchRepository(rows: OutboxRow[]): OutboxRepository {
       return { claimed: batch.length, outcome: await handle(batch) };
     },
     purgePublished: async () => 0,
+    purgeChangeEvents: async () => 0,
   };
 }
 
@@ -131,7 +133,7 @@ describe("the relay's publish spans", () => {
         "messaging.destination.template": "subdata.events.subscription.{merchant_id}",
         "messaging.message.id": eventId,
         "subdata.merchant_id": "mer_1",
-        "subdata.subscription_id": eventId === "evt_a" ? "sub_1" : "sub_2",
+        "subdata.resource_id": eventId === "evt_a" ? "sub_1" : "sub_2",
         "subdata.event_type": "subscription.created",
       });
     }

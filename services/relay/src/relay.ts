@@ -1,9 +1,7 @@
-import { toBinary } from "@bufbuild/protobuf";
-import { subscriptionEventSubject } from "@subdata/events";
-import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
+import { eventSubject } from "@subdata/events";
 import { createBackoff, formatTraceparent, type Logger, sleep, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
 import type { EventPublisher, PublishedEvent } from "./event-stream.ts";
-import { type OutboxRow, outboxRowToEvent } from "./outbox-event.ts";
+import { outboxMessage, type OutboxRow } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
 
 export interface RelayDeps {
@@ -15,20 +13,43 @@ export interface RelayDeps {
   /**
    * Rounds in flight at once (default 1). With 2, one round claims and marks in Postgres while another
    * waits for PubAcks. The rounds claim disjoint rows (SKIP LOCKED) and a round keeps a row only if
-   * no earlier pending row of its subscription is held by the other, exactly as two relays would.
+   * no earlier pending row of its resource is held by the other, exactly as two relays would.
    */
   rounds?: number;
   /** Fallback poll when no notification arrives. */
   pollIntervalMs: number;
-  /** Delete published rows older than `days`, checked every `everyMs`; unset: no purge. */
-  retention?: { days: number; everyMs: number };
+  /** What the purge removes, and how often it runs; unset: no purge. */
+  retention?: RetentionSettings;
   /** Called after every round that reached Postgres (metrics). */
   onRound?: (round: RoundResult) => void;
+  /** Called after every purge batch with what it removed (metrics). */
+  onPurge?: (table: PurgedTable, count: number) => void;
   /**
    * Set only when OTLP export is configured: each publish is then exported as a PRODUCER span, the
    * parent of every delivery attempt's span. `subjectPrefix` names the subject in its attributes.
    */
   tracing?: RelayTracing | undefined;
+}
+
+export interface RetentionSettings {
+  /** Published outbox rows older than this many days go. */
+  outboxDays: number;
+  /** The change feed's commits (with their events) older than this many days go; at least 30. */
+  feedDays: number;
+  /** Pause between two purges. */
+  everyMs: number;
+  /** Outbox rows per purge statement (default 10,000). */
+  outboxBatch?: number;
+  /** Feed commits per purge statement (default 1,000). */
+  feedBatch?: number;
+}
+
+/** What a purge batch removed: published outbox rows, or the feed's commits with their events. */
+export type PurgedTable = "event_outbox" | "change_commits";
+
+export interface PurgeResult {
+  outboxRows: number;
+  feedCommits: number;
 }
 
 export interface RelayTracing {
@@ -52,13 +73,19 @@ export interface Relay {
   wake(): void;
   /** One claim/publish/mark round; the loop calls it, tests may too. Throws if the database fails. */
   runOnce(): Promise<RoundResult>;
+  /**
+   * One purge: statements of a batch each, repeated until one removes less than a batch, so a purge
+   * keeps up with any rate of events. The loop runs it every `retention.everyMs`; tests may too.
+   * Throws if the database fails.
+   */
+  purge(): Promise<PurgeResult>;
   /** Stops claiming, lets the in-flight batch finish (publish, mark, commit), then resolves. */
   stop(): Promise<void>;
   /** Whether the last round reached Postgres and NATS without trouble (for readiness). */
   readonly healthy: boolean;
 }
 
-/** Publishes one batch: a subscription's rows one after another in seq order, subscriptions in parallel. */
+/** Publishes one batch: a resource's rows one after another in seq order, resources in parallel. */
 interface PublishOutcome extends BatchOutcome {
   failures: Array<{ id: string; error: string; transient: boolean }>;
 }
@@ -75,7 +102,7 @@ function exportPublishSpan(
   startMs: number,
   outcome: { errorType?: string; duplicate?: boolean },
 ): void {
-  const template = subscriptionEventSubject(tracing.subjectPrefix, "{merchant_id}");
+  const template = eventSubject(tracing.subjectPrefix, row.resource_type, "{merchant_id}");
   tracing.spans.export({
     traceId: trace.traceId,
     spanId: trace.spanId,
@@ -87,11 +114,11 @@ function exportPublishSpan(
       "messaging.system": "nats",
       "messaging.operation.name": "publish",
       "messaging.operation.type": "send",
-      "messaging.destination.name": subscriptionEventSubject(tracing.subjectPrefix, row.merchant_id),
+      "messaging.destination.name": eventSubject(tracing.subjectPrefix, row.resource_type, row.merchant_id),
       "messaging.destination.template": template,
       "messaging.message.id": row.id,
       "subdata.merchant_id": row.merchant_id,
-      "subdata.subscription_id": row.subscription_id,
+      "subdata.resource_id": row.resource_id,
       "subdata.event_type": row.event_type,
       // The stream dropped a duplicate's message: deliveries continue the trace of its first copy.
       ...(outcome.duplicate ? { "subdata.duplicate": true } : {}),
@@ -104,9 +131,9 @@ function exportPublishSpan(
 async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublisher, logger: Logger, tracing: RelayTracing | undefined): Promise<PublishOutcome> {
   const chains = new Map<string, OutboxRow[]>();
   for (const row of rows) {
-    const chain = chains.get(row.subscription_id);
+    const chain = chains.get(row.resource_id);
     if (chain) chain.push(row);
-    else chains.set(row.subscription_id, [row]);
+    else chains.set(row.resource_id, [row]);
   }
   const publishedIds: string[] = [];
   const failures: PublishOutcome["failures"] = [];
@@ -115,10 +142,10 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
       for (const row of chain) {
         let data: Uint8Array;
         try {
-          data = toBinary(SubscriptionEventSchema, outboxRowToEvent(row));
+          data = outboxMessage(row);
         } catch (error) {
           // A row the relay cannot represent is a bug to fix, not an outage: it blocks only its own
-          // subscription (order forbids skipping it) and does not slow the relay down.
+          // resource (order forbids skipping it) and does not slow the relay down.
           logger.error({ err: error, eventId: row.id }, "outbox row cannot be converted to an event");
           failures.push({ id: row.id, error: `unconvertible: ${(error as Error).message}`, transient: false });
           return;
@@ -131,6 +158,7 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
           ack = await publisher.publish({
             id: row.id,
             type: row.event_type,
+            resourceType: row.resource_type,
             merchantId: row.merchant_id,
             data,
             traceparent: formatTraceparent(trace),
@@ -138,7 +166,7 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
         } catch (error) {
           if (tracing) exportPublishSpan(tracing, row, trace, startMs, { errorType: error instanceof Error ? error.name : "Error" });
           failures.push({ id: row.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), transient: true });
-          // Later events of this subscription must wait for this one: stop the chain here.
+          // Later events of this resource must wait for this one: stop the chain here.
           return;
         }
         if (tracing) exportPublishSpan(tracing, row, trace, startMs, { duplicate: ack.duplicate });
@@ -159,7 +187,6 @@ export function createRelay(deps: RelayDeps): Relay {
   const wakeWaiters = new Set<() => void>();
   let loop: Promise<void> | undefined;
   let healthy = false;
-  let nextPurgeAt = 0;
 
   function waitForWake(ms: number): Promise<void> {
     // An aborted signal fires no more "abort" events: a round that ends after stop() must not wait.
@@ -201,14 +228,42 @@ export function createRelay(deps: RelayDeps): Relay {
     };
   }
 
-  async function purgeWhenDue(): Promise<void> {
-    if (!deps.retention || Date.now() < nextPurgeAt) return;
-    nextPurgeAt = Date.now() + deps.retention.everyMs;
-    try {
-      const purged = await repository.purgePublished(deps.retention.days, 10_000);
-      if (purged > 0) logger.info({ purged, retentionDays: deps.retention.days }, "purged published outbox rows");
-    } catch (error) {
-      logger.warn({ err: error }, "outbox purge failed; will try again later");
+  /** Runs `step` with a full batch until it removes less than one; stops early on stop(). */
+  async function drain(table: PurgedTable, batch: number, step: (limit: number) => Promise<number>): Promise<number> {
+    let total = 0;
+    while (!stopping.signal.aborted) {
+      const removed = await step(batch);
+      total += removed;
+      deps.onPurge?.(table, removed);
+      if (removed < batch) break;
+    }
+    return total;
+  }
+
+  async function purge(): Promise<PurgeResult> {
+    const retention = deps.retention;
+    if (!retention) return { outboxRows: 0, feedCommits: 0 };
+    const outboxRows = await drain("event_outbox", retention.outboxBatch ?? 10_000, (limit) =>
+      repository.purgePublished(retention.outboxDays, limit),
+    );
+    const feedCommits = await drain("change_commits", retention.feedBatch ?? 1_000, (limit) =>
+      repository.purgeChangeEvents(retention.feedDays, limit),
+    );
+    if (outboxRows > 0 || feedCommits > 0) {
+      logger.info({ outboxRows, feedCommits, outboxDays: retention.outboxDays, feedDays: retention.feedDays }, "purged old outbox rows and feed events");
+    }
+    return { outboxRows, feedCommits };
+  }
+
+  /** Purges now and then every `everyMs`, beside the rounds (on a connection of its own), until stop(). */
+  async function purgeLoop(everyMs: number): Promise<void> {
+    while (!stopping.signal.aborted) {
+      try {
+        await purge();
+      } catch (error) {
+        logger.warn({ err: error }, "purge failed; will try again later");
+      }
+      await sleep(everyMs, stopping.signal);
     }
   }
 
@@ -235,14 +290,14 @@ export function createRelay(deps: RelayDeps): Relay {
       }
       healthy = true;
       failureBackoff.reset();
-      await purgeWhenDue();
       // A full batch means more may be waiting; otherwise wait for a NOTIFY or the poll.
       if (round.published < batchSize) await waitForWake(deps.pollIntervalMs);
     }
   }
 
   async function run(): Promise<void> {
-    await Promise.all(Array.from({ length: rounds }, () => lane()));
+    const purging = deps.retention ? purgeLoop(deps.retention.everyMs) : Promise.resolve();
+    await Promise.all([...Array.from({ length: rounds }, () => lane()), purging]);
   }
 
   return {
@@ -254,6 +309,7 @@ export function createRelay(deps: RelayDeps): Relay {
       for (const waiter of [...wakeWaiters]) waiter();
     },
     runOnce,
+    purge,
     async stop() {
       stopping.abort();
       await loop;

@@ -11,7 +11,7 @@ export { createHealthState, type HealthState } from "./health.ts";
 export { createLogger, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";
 export { cursorToPosition, positionToCursor, splitPage, type KeysetCursor } from "./keyset.ts";
-export { resolvePageSize } from "./page-size.ts";
+export { MAX_PAGE_SIZE, resolvePageSize } from "./page-size.ts";
 export { createPool, type Pool, type PoolClient, type Queryable } from "./pg.ts";
 export { createBackoff, sleep } from "./backoff.ts";
 export { isIdWithPrefix, newId } from "./ids.ts";
@@ -27,7 +27,7 @@ export {
   timestampToRfc3339Millis,
 } from "./time.ts";
 export { createServiceTransport } from "./transport.ts";
-export { formatMinorUnits } from "./money.ts";
+export { formatMinorUnits, minorUnitDigits } from "./money.ts";
 export {
   previousAttributes,
   renderCharge,

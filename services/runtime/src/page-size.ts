@@ -1,7 +1,7 @@
 import { invalidArgument } from "./errors.ts";
 
 const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 200;
+export const MAX_PAGE_SIZE = 200;
 
 /** page_size as every subdata list defines it (contract: 1–200, default 50): 0 means the default, 1–200 as asked, anything else is refused. */
 export function resolvePageSize(pageSize: number): number {

@@ -3,9 +3,10 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { FieldMaskSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
+import { type ChangeEvent, ChangeEventSchema } from "@subdata/proto/subdata/events/v1/change_event_pb";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { ChargeStatus, PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
 import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook";
 import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook";
@@ -53,9 +54,13 @@ export interface Harness {
   createEndpoint(options: EndpointOptions): Promise<{ id: string; secret: string }>;
   /** Publishes a subscription event as the relay would; returns it. */
   publish(options: EventOptions): Promise<SubscriptionEvent>;
+  /** Publishes a charge's or an order's ChangeEvent on its resource's subject, as the relay would. */
+  publishChange(event: ChangeEvent): Promise<void>;
   publishRaw(subjectMerchantId: string, data: Uint8Array, id: string): Promise<void>;
   /** The URL of this harness's database for the webhook role (for a pipeline in another process). */
   webhookDatabaseUrl: string;
+  /** The URL of this harness's database for the query role (for a query server on it). */
+  queryDatabaseUrl: string;
   settings(overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipelineSettings;
   startPipeline(overrides?: Partial<DeliveryPipelineSettings>): DeliveryPipeline;
   close(): Promise<void>;
@@ -103,6 +108,32 @@ export function subscriptionEvent(options: EventOptions): SubscriptionEvent {
   });
 }
 
+/** A charge.created (version 1) or charge.updated ChangeEvent of a made-up charge, as the relay publishes it. */
+export function chargeEvent(options: { merchantId: string; chargeId: string; version: number; id?: string }): ChangeEvent {
+  const charge = (version: number) => ({
+    id: options.chargeId,
+    subscriptionId: "sub_1",
+    status: version === 1 ? ChargeStatus.PENDING : ChargeStatus.SUCCEEDED,
+    amount: { amountMinor: 1999n, currencyCode: "USD" },
+    amountRefunded: { amountMinor: 0n, currencyCode: "USD" },
+    scheduledAt: timestampFromMs(Date.UTC(2026, 0, 1)),
+    createdAt: timestampFromMs(Date.UTC(2026, 0, 1)),
+    version: BigInt(version),
+  });
+  return create(ChangeEventSchema, {
+    id: options.id ?? newEventId(),
+    type: options.version === 1 ? EventType.CHARGE_CREATED : EventType.CHARGE_UPDATED,
+    merchantId: options.merchantId,
+    resourceId: options.chargeId,
+    version: BigInt(options.version),
+    occurredAt: timestampFromMs(Date.now()),
+    object: { case: "charge", value: charge(options.version) },
+    ...(options.version === 1
+      ? {}
+      : { previous: { case: "previousCharge", value: charge(options.version - 1) }, changedFields: create(FieldMaskSchema, { paths: ["status"] }) }),
+  });
+}
+
 export async function createHarness(tag: string): Promise<Harness> {
   const runId = inject("runId");
   const stream = `${runId}_whd_${tag}`;
@@ -144,6 +175,7 @@ export async function createHarness(tag: string): Promise<Harness> {
     fixtures: createFixtures(admin),
     logger,
     webhookDatabaseUrl: database.roleUrls.webhook,
+    queryDatabaseUrl: database.roleUrls.query,
     async createEndpoint(options) {
       const secret = options.secret ?? generateSigningSecret();
       const { rows } = await admin.query<{ id: string }>("SELECT subdata_new_id('we') AS id");
@@ -169,6 +201,10 @@ export async function createHarness(tag: string): Promise<Harness> {
       if (options.traceparent !== undefined) h.set("traceparent", options.traceparent);
       await js.publish(`${subjectPrefix}.subscription.${options.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id, headers: h });
       return event;
+    },
+    async publishChange(event) {
+      const resource = event.object.case!;
+      await js.publish(`${subjectPrefix}.${resource}.${event.merchantId}`, toBinary(ChangeEventSchema, event), { msgID: event.id });
     },
     async publishRaw(merchantId, data, id) {
       await js.publish(`${subjectPrefix}.subscription.${merchantId}`, data, { msgID: id });

@@ -125,7 +125,8 @@ function deliveryJson(delivery: Delivery) {
     endpoint_id: delivery.endpointId,
     event_id: delivery.eventId,
     event_type: eventTypeName(delivery.eventType) ?? null,
-    subscription_id: delivery.subscriptionId,
+    subscription_id: delivery.subscriptionId === "" ? null : delivery.subscriptionId,
+    resource_id: delivery.resourceId,
     version: Number(delivery.version),
     status: DeliveryStatus[delivery.status],
     attempt_count: delivery.attemptCount,
@@ -177,7 +178,7 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
     .description("register an endpoint; prints its signing secret once")
     .requiredOption("--merchant <id>", "the merchant (mer_…)")
     .requiredOption("--url <url>", "https URL that receives the events")
-    .option("--events <types>", "comma-separated subset of subscription.created, subscription.updated, subscription.deleted (default: all)")
+    .option("--events <types>", `comma-separated subset of ${eventTypeNames.join(", ")} (default: every event type)`)
     .option("--description <text>", "a note for humans")
     .action(async (options: MerchantOption & { url: string; events?: string; description?: string }) => {
       const eventTypes = options.events === undefined ? [] : parseEventTypes(options.events);

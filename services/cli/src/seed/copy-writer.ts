@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import { inTransaction } from "../database.ts";
 import { copyNumber as n, copyText as t, copyTime as ts } from "./copy-format.ts";
 import type { ChargeRow, CustomerRow, LineItemRow, OrderRow, PlanRow, SeedBatch, SubscriptionRow } from "./rows.ts";
 
@@ -87,18 +88,6 @@ async function copyRows<Row>(client: pg.ClientBase, format: TableFormat<Row>, ro
   // Timestamps are written as UTC text with an explicit zone, so the session's TimeZone does not matter.
   const stream = client.query(copyFrom(`COPY ${format.table} (${format.columns.join(", ")}) FROM STDIN`));
   await pipeline(Readable.from(chunks(format, rows)), stream);
-}
-
-/** Runs work between BEGIN and COMMIT on the client, rolling back when it throws. */
-export async function inTransaction(client: pg.ClientBase, work: () => Promise<void>): Promise<void> {
-  await client.query("BEGIN");
-  try {
-    await work();
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  }
 }
 
 /** Copies plans inside the caller's transaction (the seed creates its merchant in the same one). */

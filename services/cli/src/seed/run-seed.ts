@@ -1,5 +1,6 @@
 import type pg from "pg";
-import { copyPlans, inTransaction, writeSeedBatch } from "./copy-writer.ts";
+import { inTransaction } from "../database.ts";
+import { copyPlans, writeSeedBatch } from "./copy-writer.ts";
 import { createSeedGenerator } from "./generator.ts";
 import { microsToText } from "./time.ts";
 

@@ -1,4 +1,5 @@
-import type { OutboxRow, SubscriptionSnapshot } from "../outbox-event.ts";
+import type { ChargeSnapshot, SubscriptionSnapshot } from "@subdata/events";
+import type { OutboxRow } from "../outbox-event.ts";
 
 /** A subscription as the capture trigger snapshots it, with a bigint-sized price (tests of the relay side). */
 export const SNAPSHOT: SubscriptionSnapshot = {
@@ -24,17 +25,36 @@ export const SNAPSHOT: SubscriptionSnapshot = {
   plan: { id: "plan_1", name: "Box", interval: "MONTH", interval_count: 3 },
 };
 
-/** An event_outbox row as the relay reads it: a created subscription (SNAPSHOT) unless overridden. */
+/** A charge as the capture trigger snapshots it. */
+export const CHARGE_SNAPSHOT: ChargeSnapshot = {
+  id: "ch_1",
+  merchant_id: "mer_1",
+  subscription_id: "sub_1",
+  status: "SUCCEEDED",
+  amount_minor: "1999",
+  amount_refunded_minor: "0",
+  currency: "USD",
+  order_id: null,
+  failure_code: null,
+  failure_message: null,
+  scheduled_at: "2026-11-22T00:22:27+00:00",
+  processed_at: "2026-11-22T00:22:28.5+00:00",
+  created_at: "2026-11-22T00:22:27+00:00",
+  version: "1",
+};
+
+/** A claimed outbox row with its event as the relay reads it: a created subscription (SNAPSHOT) unless overridden. */
 export function outboxRow(overrides: Partial<OutboxRow> = {}): OutboxRow {
   return {
     id: "evt_1",
     seq: 1n,
     merchant_id: "mer_1",
-    subscription_id: "sub_1",
+    resource_type: "subscription",
+    resource_id: "sub_1",
     event_type: "subscription.created",
     version: 1n,
     occurred_at: "2026-11-22 00:22:27.864400+00",
-    payload: { subscription: SNAPSHOT, previous: null, changed_columns: [] },
+    payload: { object: SNAPSHOT, previous: null, changed_columns: [] },
     attempts: 0,
     ...overrides,
   };

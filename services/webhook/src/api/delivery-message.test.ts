@@ -1,6 +1,6 @@
 import { AttemptErrorClass, DeliveryStatus } from "@subdata/proto/subdata/webhook/v1/delivery_pb";
 import { describe, expect, it } from "vitest";
-import { attemptErrorClassOf, attemptMessage, deliveryStatusFilter } from "./delivery-message.ts";
+import { attemptErrorClassOf, attemptMessage, deliveryMessage, deliveryStatusFilter } from "./delivery-message.ts";
 
 describe("delivery messages", () => {
   it("reads error classes however they are spelled, unknown ones as UNSPECIFIED", () => {
@@ -14,6 +14,25 @@ describe("delivery messages", () => {
     expect(deliveryStatusFilter(DeliveryStatus.UNSPECIFIED)).toBeNull();
     expect(deliveryStatusFilter(DeliveryStatus.FAILED)).toBe("FAILED");
     expect(deliveryStatusFilter(42 as DeliveryStatus)).toBeUndefined();
+  });
+
+  it("names the resource of every delivery, and fills subscription_id for subscription events only", () => {
+    const row = {
+      id: "whd_1",
+      endpoint_id: "we_1",
+      event_id: "evt_1",
+      event_type: "charge.updated",
+      resource_id: "ch_1",
+      version: 2n,
+      status: "PENDING" as const,
+      attempt_count: 0,
+      next_attempt_at: "2026-11-22 10:00:00+00",
+      last_attempt_at: null,
+      delivered_at: null,
+      created_at: "2026-11-22 10:00:00+00",
+    };
+    expect(deliveryMessage(row)).toMatchObject({ resourceId: "ch_1", subscriptionId: "", version: 2n });
+    expect(deliveryMessage({ ...row, event_type: "subscription.updated", resource_id: "sub_1" })).toMatchObject({ resourceId: "sub_1", subscriptionId: "sub_1" });
   });
 
   it("turns latency microseconds into a Duration and a missing status into 0", () => {

@@ -8,7 +8,7 @@ export interface DeliveryRow {
   endpoint_id: string;
   event_id: string;
   event_type: string;
-  subscription_id: string;
+  resource_id: string;
   version: bigint;
   status: DeliveryStatusText;
   attempt_count: number;
@@ -46,7 +46,7 @@ export interface DeliveryQueryRepository {
   listAttempts(merchantId: string, deliveryId: string, after: KeysetCursor | null, limit: number): Promise<AttemptRow[]>;
 }
 
-const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, e.type AS event_type, d.subscription_id, d.version, d.status,
+const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, e.type AS event_type, d.resource_id, d.version, d.status,
   d.attempt_count, d.next_attempt_at, d.last_attempt_at, d.delivered_at, d.created_at`;
 
 export function createDeliveryQueryRepository(db: Queryable): DeliveryQueryRepository {

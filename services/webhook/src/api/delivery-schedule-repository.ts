@@ -33,7 +33,7 @@ export interface TestEventRow {
   endpointId: string;
   eventId: string;
   deliveryId: string;
-  subscriptionId: string;
+  resourceId: string;
   type: string;
   version: bigint;
   /** RFC 3339. */
@@ -41,7 +41,7 @@ export interface TestEventRow {
   body: string;
 }
 
-/** Subscription ids of test events start with this; real ids are "sub_" + hex and never do. */
+/** Resource ids of test events (a made-up subscription) start with this; real ids are "sub_" + hex and never do. */
 export const TEST_SUBSCRIPTION_PREFIX = "sub_test_";
 
 // A delivery scheduled again keeps its row, attempt_count and attempt history; only its state resets.
@@ -53,14 +53,14 @@ export function createDeliveryScheduleRepository(pool: Pool): DeliveryScheduleRe
     async resend(merchantId, endpointId, eventId) {
       const result = await pool.query<DeliveryRow>(
         `WITH scheduled AS (
-           INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version, next_attempt_at)
-           SELECT e.merchant_id, w.id, e.id, e.subscription_id, e.version, now()
+           INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, resource_id, version, next_attempt_at)
+           SELECT e.merchant_id, w.id, e.id, e.resource_id, e.version, now()
            FROM webhook_endpoints w JOIN webhook_events e ON e.merchant_id = w.merchant_id
            WHERE w.merchant_id = $1 AND w.id = $2 AND e.id = $3
            ${RESCHEDULE}
            RETURNING *
          )
-         SELECT d.id, d.endpoint_id, d.event_id, e.type AS event_type, d.subscription_id, d.version, d.status,
+         SELECT d.id, d.endpoint_id, d.event_id, e.type AS event_type, d.resource_id, d.version, d.status,
            d.attempt_count, d.next_attempt_at, d.last_attempt_at, d.delivered_at, d.created_at
          FROM scheduled d JOIN webhook_events e ON e.id = d.event_id`,
         [merchantId, endpointId, eventId],
@@ -73,21 +73,21 @@ export function createDeliveryScheduleRepository(pool: Pool): DeliveryScheduleRe
       try {
         await client.query("BEGIN");
         // next_attempt_at steps by a microsecond per event so workers that claim by due time take them
-        // in the order they occurred; per-subscription order is kept by version regardless.
+        // in the order they occurred; per-resource order is kept by version regardless.
         const result = await client.query(
           `WITH events AS (
-             SELECT e.id, e.subscription_id, e.version, row_number() OVER (ORDER BY e.occurred_at, e.id) AS position
+             SELECT e.id, e.resource_id, e.version, row_number() OVER (ORDER BY e.occurred_at, e.id) AS position
              FROM webhook_events e
              JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.id = $2
              WHERE e.merchant_id = $1
                AND e.occurred_at >= $3::timestamptz AND e.occurred_at < $4::timestamptz
                AND (cardinality(w.event_types) = 0 OR e.type = ANY (w.event_types))
-               AND e.subscription_id NOT LIKE '${TEST_SUBSCRIPTION_PREFIX.replaceAll("_", "\\_")}%'
+               AND e.resource_id NOT LIKE '${TEST_SUBSCRIPTION_PREFIX.replaceAll("_", "\\_")}%'
              ORDER BY e.occurred_at, e.id
              LIMIT $5
            )
-           INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version, next_attempt_at)
-           SELECT $1, $2, id, subscription_id, version, now() + position * interval '1 microsecond'
+           INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, resource_id, version, next_attempt_at)
+           SELECT $1, $2, id, resource_id, version, now() + position * interval '1 microsecond'
            FROM events ORDER BY position
            ${RESCHEDULE}`,
           [query.merchantId, query.endpointId, query.start, query.end, query.max + 1],
@@ -111,20 +111,20 @@ export function createDeliveryScheduleRepository(pool: Pool): DeliveryScheduleRe
       // Event and delivery in one statement: the foreign key is checked at its end, when both exist.
       const result = await pool.query<{ delivery_id: string; event_id: string }>(
         `WITH event AS (
-           INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body)
+           INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body)
            SELECT $3, w.merchant_id, $5, $6, $7::bigint, $8::timestamptz, $9
            FROM webhook_endpoints w WHERE w.merchant_id = $1 AND w.id = $2
-           RETURNING id, merchant_id, subscription_id, version
+           RETURNING id, merchant_id, resource_id, version
          )
-         INSERT INTO webhook_deliveries (id, merchant_id, endpoint_id, event_id, subscription_id, version)
-         SELECT $4, merchant_id, $2, id, subscription_id, version FROM event
+         INSERT INTO webhook_deliveries (id, merchant_id, endpoint_id, event_id, resource_id, version)
+         SELECT $4, merchant_id, $2, id, resource_id, version FROM event
          RETURNING id AS delivery_id, event_id`,
         [
           event.merchantId,
           event.endpointId,
           event.eventId,
           event.deliveryId,
-          event.subscriptionId,
+          event.resourceId,
           event.type,
           event.version.toString(),
           event.occurredAt,

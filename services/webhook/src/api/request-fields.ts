@@ -14,12 +14,12 @@ export function endpointDisabled() {
   return errorWithReason("the endpoint is disabled; enable it before sending events to it", Code.FailedPrecondition, ErrorReason.INVALID_ARGUMENT);
 }
 
-/** An endpoint's subscription: a set of known types without repeats; empty means every type. */
+/** The event types an endpoint receives: a set of known types without repeats; empty means every type. */
 export function eventTypeNamesOf(types: readonly EventType[], field: string): string[] {
   const names: string[] = [];
   for (const type of types) {
     const name = eventTypeName(type);
-    if (name === undefined) throw invalidArgument(field, `${type} is not a subscription event type`);
+    if (name === undefined) throw invalidArgument(field, `${type} is not an event type`);
     if (names.includes(name)) throw invalidArgument(field, `${name} is listed twice`);
     names.push(name);
   }

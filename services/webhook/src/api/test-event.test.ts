@@ -14,8 +14,8 @@ describe("test event", () => {
   });
 
   it("uses a subscription id no real subscription can have", () => {
-    expect(event.subscriptionId).toMatch(/^sub_test_[0-9a-f]{24}$/);
-    expect(body.data.object.id).toBe(event.subscriptionId);
+    expect(event.resourceId).toMatch(/^sub_test_[0-9a-f]{24}$/);
+    expect(body.data.object.id).toBe(event.resourceId);
     expect(event.occurredAt).toBe(body.timestamp);
   });
 });

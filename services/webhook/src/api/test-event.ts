@@ -9,7 +9,7 @@ const TEST_EVENT_TYPE = "subscription.updated";
 const TEST_EVENT_VERSION = 2n;
 
 export interface TestEvent {
-  subscriptionId: string;
+  resourceId: string;
   type: string;
   version: bigint;
   occurredAt: string;
@@ -75,5 +75,5 @@ export function buildTestEvent(eventId: string, now: Date): TestEvent {
     },
     test: true,
   };
-  return { subscriptionId, type: TEST_EVENT_TYPE, version: TEST_EVENT_VERSION, occurredAt: timestamp, body: JSON.stringify(body) };
+  return { resourceId: subscriptionId, type: TEST_EVENT_TYPE, version: TEST_EVENT_VERSION, occurredAt: timestamp, body: JSON.stringify(body) };
 }

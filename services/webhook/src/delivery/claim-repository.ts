@@ -1,9 +1,9 @@
 import type { Queryable } from "@subdata/runtime";
 
 /**
- * The claim: which due deliveries a worker sends next. Only the head of each (endpoint, subscription) —
+ * The claim: which due deliveries a worker sends next. Only the head of each (endpoint, resource) —
  * its lowest pending (version, id) — may be sent, so version n+1 waits until n succeeded or failed for
- * good, while other subscriptions flow on.
+ * good, while other resources flow on.
  *
  * One statement, bounded work per call whatever the backlog:
  * - scan at most `scanLimit` due rows in (next_attempt_at, id) order (index webhook_deliveries_due);
@@ -14,7 +14,7 @@ import type { Queryable } from "@subdata/runtime";
  * - a scanned row whose head waits for a retry is *deferred* to the head's next_attempt_at, so it
  *   leaves the due index instead of being scanned by every claim (behind a head in flight, only when
  *   such rows fill the whole scan and nothing is claimable) — without that,
- *   a receiver that stays down with a backlog, or one busy subscription with thousands of versions,
+ *   a receiver that stays down with a backlog, or one busy resource with thousands of versions,
  *   makes every claim of every endpoint walk those rows. The head is locked FOR SHARE SKIP LOCKED while
  *   deferring: a head being recorded right now is skipped (its successor stays due), and a recorder
  *   that finishes a head waits for this statement, then releases the successor in a later statement
@@ -27,7 +27,7 @@ export interface ClaimedDelivery {
   merchantId: string;
   endpointId: string;
   eventId: string;
-  subscriptionId: string;
+  resourceId: string;
   version: bigint;
   /** This attempt's number (1 for the first); counted at claim so a crash mid-attempt still counts. */
   attemptNumber: number;
@@ -78,7 +78,7 @@ export function createClaimRepository(db: Queryable): ClaimRepository {
 async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResult> {
   const result = await db.query<ClaimRow>(
     `WITH scan AS (
-       SELECT d.id, d.endpoint_id, d.subscription_id
+       SELECT d.id, d.endpoint_id, d.resource_id
          FROM webhook_deliveries d
         WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
           AND d.endpoint_id <> ALL ($5::text[])
@@ -90,7 +90,7 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
         CROSS JOIN LATERAL (
               SELECT p.id, p.next_attempt_at
                 FROM webhook_deliveries p
-               WHERE p.endpoint_id = scan.endpoint_id AND p.subscription_id = scan.subscription_id AND p.status = 'PENDING'
+               WHERE p.endpoint_id = scan.endpoint_id AND p.resource_id = scan.resource_id AND p.status = 'PENDING'
                ORDER BY p.version, p.id
                LIMIT 1) AS head
      ), due_heads AS (
@@ -141,7 +141,7 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
               last_attempt_at = now()
          FROM webhook_events ev, webhook_endpoints ep
         WHERE d.id = ANY (ARRAY(SELECT picked.id FROM picked)) AND ev.id = d.event_id AND ep.id = d.endpoint_id
-       RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.subscription_id, d.version, d.attempt_count,
+       RETURNING d.id, d.merchant_id, d.endpoint_id, d.event_id, d.resource_id, d.version, d.attempt_count,
                  ep.url, ev.body, ev.traceparent, ep.secret_ciphertext,
                  CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret_ciphertext END AS previous_secret_ciphertext,
                  ep.failing_since IS NOT NULL AS endpoint_failing
@@ -175,7 +175,7 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
       merchantId: row.merchant_id,
       endpointId: row.endpoint_id,
       eventId: row.event_id,
-      subscriptionId: row.subscription_id,
+      resourceId: row.resource_id,
       version: row.version,
       attemptNumber: row.attempt_count,
       url: row.url,
@@ -195,7 +195,7 @@ interface ClaimRow {
   merchant_id: string;
   endpoint_id: string;
   event_id: string;
-  subscription_id: string;
+  resource_id: string;
   version: bigint;
   attempt_count: number;
   url: string;

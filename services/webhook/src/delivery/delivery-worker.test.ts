@@ -49,7 +49,7 @@ const claimed = (endpointId: string, n: number): ClaimedDelivery => ({
   merchantId: "mer_test",
   endpointId,
   eventId: `evt_${endpointId}_${n}`,
-  subscriptionId: `sub_${endpointId}_${n}`,
+  resourceId: `sub_${endpointId}_${n}`,
   version: 1n,
   attemptNumber: 1,
   url: "https://receiver.example/hook",

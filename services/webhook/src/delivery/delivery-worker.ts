@@ -123,7 +123,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     logger,
     disableAfterMs: options.disableAfterMs,
     disableReason: options.disableReason,
-    // Finished heads release the next version of their subscription: worth another claim.
+    // Finished heads release the next version of their resource: worth another claim.
     onFlushed: (attempts) => {
       othersMayBeDue(attempts.map(({ delivery }) => delivery.endpointId));
       notify();

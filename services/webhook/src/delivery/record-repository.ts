@@ -5,7 +5,7 @@ import type { AttemptResult } from "./deliver-webhook.ts";
 /**
  * Records finished attempts, many per transaction (the attempt recorder's group commit): the attempt
  * log rows, each delivery's new state, the endpoints' failing_since, disabling, and the release of the
- * next version of each finished (endpoint, subscription). Until this commits, a delivery keeps its
+ * next version of each finished (endpoint, resource). Until this commits, a delivery keeps its
  * claim lease, so a crash between POST and record leads to another attempt (at-least-once). Updates
  * apply only while the delivery is still PENDING: it may have been cancelled (endpoint disabled) or
  * deleted while in flight.
@@ -155,7 +155,7 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
 }
 
 /**
- * Makes the next version of each finished (endpoint, subscription) due now if a claim deferred it to
+ * Makes the next version of each finished (endpoint, resource) due now if a claim deferred it to
  * the finished head's lease. A separate statement after the state update, so its snapshot sees every
  * deferral committed by a claim that held the head's lock while that update waited for it. Only rows
  * never attempted are pulled forward: a later version with attempts of its own (a resend made an
@@ -166,13 +166,13 @@ async function releaseNextHeads(client: PoolClient, finished: readonly ClaimedDe
     // "status::text", "next_attempt_at - now() > 0": no partial index or time range applies, so the
     // planner cannot choose to walk every pending row instead of the primary key (stale statistics).
     `UPDATE webhook_deliveries s SET next_attempt_at = now()
-       FROM unnest($1::text[], $2::text[]) AS g (endpoint_id, subscription_id)
+       FROM unnest($1::text[], $2::text[]) AS g (endpoint_id, resource_id)
       CROSS JOIN LATERAL (
             SELECT n.id FROM webhook_deliveries n
-             WHERE n.endpoint_id = g.endpoint_id AND n.subscription_id = g.subscription_id AND n.status = 'PENDING'
+             WHERE n.endpoint_id = g.endpoint_id AND n.resource_id = g.resource_id AND n.status = 'PENDING'
              ORDER BY n.version, n.id
              LIMIT 1) AS next
       WHERE s.id = next.id AND s.status::text = 'PENDING' AND s.attempt_count = 0 AND s.next_attempt_at - now() > interval '0'`,
-    unnestColumns(finished, [(d) => d.endpointId, (d) => d.subscriptionId]),
+    unnestColumns(finished, [(d) => d.endpointId, (d) => d.resourceId]),
   );
 }

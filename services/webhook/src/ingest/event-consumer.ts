@@ -1,10 +1,20 @@
-import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamManager,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+  type NextMsgRequest,
+  type SeqMsgRequest,
+} from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
-import { subscriptionEventFilter } from "@subdata/events";
+import { eventFilter, resourceEventFilter, resourceTypes } from "@subdata/events";
 import { type Logger, sleep } from "@subdata/runtime";
 
 /**
- * The webhook service's durable pull consumer of subscription events. Every JetStream consume call of
+ * The webhook service's durable pull consumer of change events (subscriptions, charges, orders: one
+ * filter, `<prefix>.*.*`). Every JetStream consume call of
  * the webhook service lives in this module. JetStream is only the hand-off: a message is acked as soon
  * as its event and deliveries are committed in Postgres, where retries are scheduled, so a receiver
  * that stays down never holds messages in the consumer's ack-pending window.
@@ -13,7 +23,7 @@ import { type Logger, sleep } from "@subdata/runtime";
  * was being written becomes the next batch, up to `batchSize`, in one statement; a lone message is
  * written at once (no timer). Messages are acked only after their batch committed.
  *
- * Order: delivery order per (endpoint, subscription) relies on version n's delivery row existing
+ * Order: delivery order per (endpoint, resource) relies on version n's delivery row existing
  * before n+1's can be claimed, i.e. on events being stored in stream order. Three rules keep that:
  * - One ingester at a time. Every replica shares the durable, but only the one holding the ingest lock
  *   (a Postgres advisory lock, ingest-lock.ts) consumes; the others stand by and take over when its
@@ -32,6 +42,15 @@ import { type Logger, sleep } from "@subdata/runtime";
  *   arrive; it would redeliver them only after ack_wait, long after the newer messages a reconnected
  *   pull gets at once. Every delivery of a round carries the next consumer sequence, so a gap shows the
  *   loss: the message after the gap is not stored, and the round ends with a rewind.
+ *
+ * Widening the filter. A durable left by a version that consumed subscription events only
+ * (`<prefix>.subscription.>`) has never taken the charge and order events the relay may have published
+ * meanwhile, and some of them can sit below its ack floor. Changing filter_subject in place would not
+ * bring them back: the server accepts the change (2.9 does) but goes on from the stream position it
+ * reached. So the rewind, which recreates the durable anyway, starts such a durable at the first
+ * message of a subject the old filter did not take, if that is below its ack floor: the subscription
+ * events in between are delivered again and are no-ops (stored events are keyed by id), nothing the old
+ * filter skipped is lost, and no event is delivered to an endpoint twice.
  */
 
 export type MessageDisposition =
@@ -70,7 +89,7 @@ export interface EventIngester {
 export interface EventConsumerOptions {
   /** SUBDATA_EVENTS_STREAM */
   stream: string;
-  /** SUBDATA_EVENTS_SUBJECT_PREFIX; the consumer filters `<prefix>.subscription.>`. */
+  /** SUBDATA_EVENTS_SUBJECT_PREFIX; the consumer filters `<prefix>.*.*`. */
   subjectPrefix: string;
   /** SUBDATA_WEBHOOK_CONSUMER: the durable name, shared by every replica. */
   consumerName: string;
@@ -117,11 +136,20 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
    */
   async function rewind(): Promise<{ fromSeq: number; nextDelivery: number }> {
     const jsm = await jetstreamManager(nc);
+    const filter = eventFilter(options.subjectPrefix);
     if (rewindTo === undefined) {
       try {
         const info = await jsm.consumers.info(stream, consumerName);
         // The floor stays 0 until the first ack after a rewind: then start where the last rewind did.
-        rewindTo = Math.max(info.ack_floor.stream_seq + 1, info.config.opt_start_seq ?? 1);
+        const resumeAt = Math.max(info.ack_floor.stream_seq + 1, info.config.opt_start_seq ?? 1);
+        const previousFilter = info.config.filter_subject ?? "";
+        if (previousFilter === filter) {
+          rewindTo = resumeAt;
+        } else {
+          const missed = await firstMessageOutside(jsm, previousFilter);
+          rewindTo = Math.min(resumeAt, missed ?? resumeAt);
+          logger.info({ stream, consumer: consumerName, previousFilter, filter, fromSeq: rewindTo }, "widening the event consumer's filter");
+        }
         await jsm.consumers.delete(stream, consumerName);
       } catch (error) {
         if (!isNotFound(error)) throw error;
@@ -133,7 +161,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     const created = await jsm.consumers.add(stream, {
       durable_name: consumerName,
       description: "subdata webhook service: stores events and their deliveries",
-      filter_subject: subscriptionEventFilter(options.subjectPrefix),
+      filter_subject: filter,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: startSeq,
@@ -143,6 +171,21 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     });
     rewindTo = undefined;
     return { fromSeq: startSeq, nextDelivery: created.delivered.consumer_seq + 1 };
+  }
+
+  /** The stream sequence of the first message on a resource's subjects that `previousFilter` did not take. */
+  async function firstMessageOutside(jsm: JetStreamManager, previousFilter: string): Promise<number | undefined> {
+    let first: number | undefined;
+    for (const resourceType of resourceTypes) {
+      const subjects = resourceEventFilter(options.subjectPrefix, resourceType);
+      if (subjectsWithin(subjects, previousFilter)) continue;
+      // STREAM.MSG.GET answers the first message at or after seq on the subjects (servers ≥ 2.9); the
+      // client types this request only for direct gets, which the stream need not allow.
+      const request: SeqMsgRequest & NextMsgRequest = { seq: 1, next_by_subj: subjects };
+      const message = await jsm.streams.getMessage(stream, request);
+      if (message && (first === undefined || message.seq < first)) first = message.seq;
+    }
+    return first;
   }
 
   function settle(m: JsMsg, disposition: MessageDisposition): void {
@@ -253,7 +296,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
       try {
         if (!(await session.confirm())) return;
         const { fromSeq, nextDelivery } = await rewind();
-        logger.info({ stream, consumer: consumerName, fromSeq }, "ingesting subscription events");
+        logger.info({ stream, consumer: consumerName, fromSeq }, "ingesting events");
         const outcome = await consumeBatches(session, nextDelivery);
         if (outcome.kind === "stopped" || outcome.kind === "lost") return;
         if (outcome.kind === "gap") {
@@ -321,6 +364,22 @@ function toConsumedMessage(m: JsMsg): ConsumedMessage {
   return { data: m.data, subject: m.subject, seq: m.seq, redelivered: m.redelivered, traceparent: m.headers?.get("traceparent") };
 }
 
+
+/**
+ * Whether every subject `subjects` (a filter ending in ">") matches is matched by `filter` too; an empty
+ * filter takes the whole stream.
+ */
+export function subjectsWithin(subjects: string, filter: string): boolean {
+  if (filter === "") return true;
+  const inner = subjects.split(".");
+  const outer = filter.split(".");
+  for (let i = 0; i < outer.length; i++) {
+    if (outer[i] === ">") return i < inner.length;
+    if (i >= inner.length || inner[i] === ">") return false;
+    if (outer[i] !== "*" && outer[i] !== inner[i]) return false;
+  }
+  return inner.length === outer.length;
+}
 
 function isNotFound(error: unknown): boolean {
   const e = error as { code?: unknown; api_error?: { err_code?: number }; name?: string; message?: string };

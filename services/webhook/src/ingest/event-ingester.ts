@@ -1,10 +1,8 @@
-import { fromBinary } from "@bufbuild/protobuf";
-import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, spanClockMs, type SpanExporter, type SpanRecord } from "@subdata/runtime";
 import type { ClientBase } from "pg";
 import { type IngestedEvent, ingestEvents } from "./ingest-repository.ts";
 import { storedTraceparent } from "../delivery/delivery-trace.ts";
-import { type RenderedEvent, renderEventBody } from "./event-body.ts";
+import { type RenderedEvent, renderMessage } from "./event-message.ts";
 import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
 import { createIngestLock } from "./ingest-lock.ts";
 
@@ -50,9 +48,9 @@ export function createEventIngester(deps: {
     messages.forEach((message, index) => {
       let event: RenderedEvent;
       try {
-        event = renderEventBody(fromBinary(SubscriptionEventSchema, message.data));
+        event = renderMessage(message.subject, message.data);
       } catch (error) {
-        dispositions[index] = { kind: "term", reason: `undecodable subscription event: ${(error as Error).message}`.slice(0, 200) };
+        dispositions[index] = { kind: "term", reason: `undecodable event: ${(error as Error).message}`.slice(0, 200) };
         return;
       }
       stored.push(index);

@@ -1,6 +1,6 @@
 import { type Queryable, unnestColumns } from "@subdata/runtime";
 import { DELIVERY_CHANNEL } from "../delivery/delivery-wakeups.ts";
-import type { RenderedEvent } from "./event-body.ts";
+import type { RenderedEvent } from "./event-message.ts";
 
 /**
  * The SQL of webhook ingest: events and the deliveries they make. Delivery is purely table-driven (a
@@ -36,15 +36,15 @@ export async function ingestEvents(db: Queryable, events: readonly IngestedEvent
   const result = await db.query<{ created: number }>(
     `WITH input AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[], $8::text[])
-                WITH ORDINALITY AS i (id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent, ord)
+                WITH ORDINALITY AS i (id, merchant_id, resource_id, type, version, occurred_at, body, traceparent, ord)
      ), event AS (
-       INSERT INTO webhook_events (id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent)
-       SELECT id, merchant_id, subscription_id, type, version, occurred_at, body, traceparent FROM input ORDER BY ord
+       INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body, traceparent)
+       SELECT id, merchant_id, resource_id, type, version, occurred_at, body, traceparent FROM input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
        RETURNING id
      ), deliveries AS (
-       INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, subscription_id, version)
-       SELECT i.merchant_id, ep.id, i.id, i.subscription_id, i.version
+       INSERT INTO webhook_deliveries (merchant_id, endpoint_id, event_id, resource_id, version)
+       SELECT i.merchant_id, ep.id, i.id, i.resource_id, i.version
          FROM input i
          JOIN event ON event.id = i.id
          JOIN webhook_endpoints ep
@@ -60,7 +60,7 @@ export async function ingestEvents(db: Queryable, events: readonly IngestedEvent
     unnestColumns(events, [
       (e) => e.id,
       (e) => e.merchantId,
-      (e) => e.subscriptionId,
+      (e) => e.resourceId,
       (e) => e.type,
       (e) => e.version.toString(),
       (e) => e.occurredAtExact,

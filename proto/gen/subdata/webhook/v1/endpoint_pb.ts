@@ -47,7 +47,7 @@ export type Endpoint = Message<"subdata.webhook.v1.Endpoint"> & {
   description: string;
 
   /**
-   * The event types sent to it; empty means all subscription events.
+   * The event types sent to it; empty means every event type (subscription.*, charge.* and order.*).
    *
    * @generated from field: repeated subdata.events.v1.EventType event_types = 5;
    */

@@ -44,7 +44,7 @@ export type CreateEndpointRequest = Message<"subdata.webhook.v1.CreateEndpointRe
   description: string;
 
   /**
-   * Empty means all subscription events.
+   * Empty means every event type (subscription.*, charge.* and order.*).
    *
    * @generated from field: repeated subdata.events.v1.EventType event_types = 4;
    */
