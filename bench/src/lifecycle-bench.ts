@@ -173,7 +173,7 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
   try {
     const created = await apiKeys.createApiKey({ merchantId, name: `npm run bench --lifecycle ${startedAt}` });
     keyId = created.apiKey?.id ?? "";
-    const { scenarios } = await buildScenarios({ adminUrl, merchantId, pageTokenSecret: secrets.pageTokenSecret, depth: 1 });
+    const { scenarios } = await buildScenarios({ adminUrl, merchantId, pageTokenSecret: secrets.pageTokenSecret, floorCursorSecret: secrets.floorCursorSecret, depth: 1 });
     const list50 = scenarios.filter((scenario) => scenario.name === "list50");
     const targets: Target[] = [
       { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
