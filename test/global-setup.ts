@@ -99,6 +99,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     query: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.query, rolePassword),
     auth: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.auth, rolePassword),
     webhook: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.webhook, rolePassword),
+    maintain: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.maintain, rolePassword),
   });
   project.provide("templateDatabaseName", templateName);
   project.provide("natsUrl", natsUrl);

@@ -21,6 +21,8 @@ export interface DatasetSpec {
   /** Merchants of the skewed mix (the small mix has at least 10,000; the dominant one, one). */
   merchants: number;
   mix: TenantMix;
+  /** The database's name starts with this (default subdata_bench): a mode that changes its data keeps a dataset of its own. */
+  namePrefix?: string;
 }
 
 export interface Dataset {
@@ -72,7 +74,8 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
 
 // The skewed mix keeps the name and marker it had before mixes existed, so its datasets are reused.
 const markerText = (spec: DatasetSpec) => `v${SPEC_VERSION} subscriptions=${spec.subscriptions} merchants=${spec.merchants}${spec.mix === "skewed" ? "" : ` mix=${spec.mix}`}`;
-const databaseNameOf = (spec: DatasetSpec) => `subdata_bench_s${spec.subscriptions}_${spec.mix === "skewed" ? `m${spec.merchants}` : spec.mix}`;
+const databaseNameOf = (spec: DatasetSpec) =>
+  `${spec.namePrefix ?? "subdata_bench"}_s${spec.subscriptions}_${spec.mix === "skewed" ? `m${spec.merchants}` : spec.mix}`;
 
 async function readMarker(adminUrl: string, spec: DatasetSpec): Promise<boolean> {
   return withClient(adminUrl, async (client) => {

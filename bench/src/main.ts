@@ -7,6 +7,7 @@ import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb
 import { createPool, createServiceTransport, type Pool } from "@subdata/runtime";
 import { type Dataset, ensureDataset, roleUrls } from "./dataset.ts";
 import { checkScenarios, compareDepth, loadChecks, runHttpBench, runPacedLatency, type Check, type ProcessRef, type Target } from "./http-bench.ts";
+import { runLifecycleBench } from "./lifecycle-bench.ts";
 import { chooseLoadGenerator } from "./load-generator.ts";
 import { type BenchOptions, parseOptions, USAGE } from "./options.ts";
 import { loadAverage } from "./proc-stats.ts";
@@ -31,6 +32,7 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2), process.env);
+  if (options.lifecycleAuditRows !== undefined) return runLifecycleBench(options, repoRoot, say);
   const startedAt = new Date().toISOString();
   const stamp = startedAt.replace(/[:.]/g, "-");
   const loadAverageAtStart = loadAverage();

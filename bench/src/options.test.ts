@@ -23,6 +23,23 @@ describe("parseOptions --scenarios", () => {
   });
 });
 
+describe("parseOptions --lifecycle", () => {
+  it("runs the lifecycle bench over 10,000,000 audit rows on the smoke dataset unless told otherwise", () => {
+    const options = parseOptions(["--lifecycle"], {});
+    expect(options.lifecycleAuditRows).toBe(10_000_000);
+    expect([options.subscriptions, options.merchants]).toEqual([2_000, 4]);
+    expect(parseOptions(["--lifecycle", "--audit-rows", "2000000", "--subscriptions", "100000"], {})).toMatchObject({ lifecycleAuditRows: 2_000_000, subscriptions: 100_000 });
+    expect(parseOptions([], {}).lifecycleAuditRows).toBeUndefined();
+  });
+
+  it("refuses --audit-rows alone and a lifecycle run mixed with the other modes", () => {
+    expect(() => parseOptions(["--audit-rows", "5"], {})).toThrow(/goes with --lifecycle/);
+    expect(() => parseOptions(["--lifecycle", "--webhooks-only"], {})).toThrow(/excludes/);
+    expect(() => parseOptions(["--lifecycle", "--scenarios", "list50"], {})).toThrow(/excludes/);
+    expect(() => parseOptions(["--lifecycle", "--feed"], {})).toThrow(/excludes/);
+  });
+});
+
 describe("parseOptions --mix", () => {
   it("takes one of the three tenant mixes, the skewed hundred by default", () => {
     expect(parseOptions([], {}).mix).toBe("skewed");

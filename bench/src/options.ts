@@ -44,6 +44,11 @@ export interface BenchOptions {
   /** Changes written for the feed page, and changes the mirror catches up with (--feed). */
   feedEvents: number;
   catchUpEvents: number;
+  /**
+   * The data-lifecycle bench instead (lifecycle-bench.ts): the audit log's costs empty and with this many
+   * rows, dropping a month, and the purges' rates. Undefined: the HTTP and webhook bench.
+   */
+  lifecycleAuditRows: number | undefined;
   /** Server holding the bench database (a superuser connection: the seed bulk-loads without triggers). */
   databaseUrl: string;
   natsUrl: string;
@@ -51,7 +56,7 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "databaseUrl" | "natsUrl" | "logLevel">> = {
+const MODES: Record<BenchMode, Omit<BenchOptions, "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "lifecycleAuditRows" | "databaseUrl" | "natsUrl" | "logLevel">> = {
   full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 20_000, catchUpEvents: 100_000 },
   quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 5_000, catchUpEvents: 30_000 },
   smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20, feedEvents: 200, catchUpEvents: 300 },
@@ -73,6 +78,9 @@ export const USAGE = `npm run bench [-- options]
                        pairs with list50 and deep50, the paced run with list50; no webhooks, nothing written to docs/
   --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
   --webhooks-only --profile webhooks   the webhook phase with --cpu-prof on the webhook service and the relay
+  --lifecycle          the data-lifecycle bench: audit insert, ListAuditEvents and list50 (gateway ÷ baseline) with an
+                       empty audit log and with --audit-rows rows (10,000,000), dropping a month, purge rates
+                       (the smoke dataset unless --subscriptions; nothing written to docs/)
 env: DATABASE_URL (server of the bench database, default postgres://postgres@127.0.0.1:5432/postgres),
      NATS_URL (default nats://127.0.0.1:4222), BENCH_LOG_LEVEL (services' log level, default warn)`;
 
@@ -90,6 +98,8 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   let scenarios: string[] | undefined;
   let skipWebhooks = false;
   let webhooksOnly = false;
+  let lifecycle = false;
+  let auditRows: number | undefined;
   let feedOnly = false;
   let mix: TenantMix = "skewed";
   for (let i = 0; i < argv.length; i++) {
@@ -115,6 +125,8 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       }
       case "--no-webhooks": skipWebhooks = true; break;
       case "--webhooks-only": webhooksOnly = true; break;
+      case "--lifecycle": lifecycle = true; break;
+      case "--audit-rows": auditRows = Math.floor(positive(arg, next())); break;
       case "--feed": feedOnly = true; break;
       case "--profile": profile = next(); if (!profile) throw new Error("--profile takes a scenario name"); break;
       case "--tool": {
@@ -131,6 +143,12 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   if (feedOnly && (webhooksOnly || scenarios || profile !== undefined)) throw new Error("--feed excludes --webhooks-only, --scenarios and --profile");
   if (scenarios && (webhooksOnly || profile !== undefined)) throw new Error("--scenarios excludes --webhooks-only and --profile");
   if (webhooksOnly && profile !== undefined && profile !== "webhooks") throw new Error('with --webhooks-only, --profile takes only "webhooks"');
+  if (auditRows !== undefined && !lifecycle) throw new Error("--audit-rows goes with --lifecycle");
+  if (lifecycle && (scenarios || webhooksOnly || feedOnly || profile !== undefined || skipWebhooks)) {
+    throw new Error("--lifecycle excludes --scenarios, --webhooks-only, --feed, --no-webhooks and --profile");
+  }
+  // The lifecycle bench reads one small merchant walk: the smoke dataset is enough unless a size is asked for.
+  if (lifecycle && overrides.subscriptions === undefined && mode === "full") Object.assign(overrides, { subscriptions: MODES.smoke.subscriptions, merchants: MODES.smoke.merchants });
   return {
     ...MODES[mode],
     ...overrides,
@@ -140,6 +158,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     scenarios,
     skipWebhooks: skipWebhooks || scenarios !== undefined,
     webhooksOnly,
+    lifecycleAuditRows: lifecycle ? (auditRows ?? 10_000_000) : undefined,
     feedOnly,
     databaseUrl: environment.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: environment.NATS_URL ?? "nats://127.0.0.1:4222",

@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import { exportsTracesWith, placeholderSecrets, processConfigs, processVariables, requiredVariables } from "./test-support/process-configs.ts";
+import { commandConfigs, exportsTracesWith, placeholderSecrets, processConfigs, processVariables, requiredVariables } from "./test-support/process-configs.ts";
 import { renderedOverlayNames, renderOverlay, repositoryRoot, type RenderedObject } from "./test-support/render.ts";
-import { scriptOf, workloadsOf } from "./test-support/workloads.ts";
+import { environmentOf as containerEnvironment, scriptOf, workloadsOf } from "./test-support/workloads.ts";
 
 describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) => {
   const objects = renderOverlay(overlay);
@@ -42,8 +42,23 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
     }
   });
 
+  it("runs each CronJob's command with a configuration that loads, and sets no variable it does not read", () => {
+    const cronJobs = workloadsOf(objects).filter((workload) => workload.kind === "CronJob");
+    expect(cronJobs.map((workload) => workload.name)).toEqual(["subdata-maintain"]);
+    for (const workload of cronJobs) {
+      const container = workload.containers[0]!;
+      const shape = commandConfigs[(container.args ?? []).join(" ")];
+      expect(shape, `${workload.name} runs a known command (${container.args?.join(" ")})`).toBeDefined();
+      const environment = containerEnvironment(objects, container, placeholderSecrets);
+      for (const name of requiredVariables(shape!)) expect(environment, `${workload.name} sets ${name}`).toHaveProperty(name);
+      expect(() => loadConfig(shape!, environment), workload.name).not.toThrow();
+      const own = (container.env ?? []).map((variable) => variable.name);
+      expect(own.filter((name) => !Object.keys(shape!).includes(name)), workload.name).toEqual([]);
+    }
+  });
+
   it("puts only variables that some process reads into the shared ConfigMap", () => {
-    const known = new Set(Object.values(processVariables).flat());
+    const known = new Set([...Object.values(processVariables).flat(), ...Object.values(commandConfigs).flatMap((shape) => Object.keys(shape))]);
     for (const configMap of configMaps.values()) {
       const unknown = Object.keys(configMap.data as Record<string, string>).filter((name) => !known.has(name));
       expect(unknown, configMap.metadata.name).toEqual([]);
@@ -81,6 +96,7 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       "subdata-relay": "subdata-database-webhook",
       "subdata-gateway": undefined,
       "subdata-migrate": "subdata-database-migrate",
+      "subdata-maintain": "subdata-database-maintain",
     });
   });
 });
@@ -88,8 +104,8 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
 describe("docs/operations.md", () => {
   const operations = readFileSync(join(repositoryRoot, "docs/operations.md"), "utf8");
 
-  it("documents every environment variable of every service, the relay and the gateway", () => {
-    const variables = [...new Set(Object.values(processConfigs).flatMap((shape) => Object.keys(shape)))];
+  it("documents every environment variable of every service, the relay, the gateway and the maintenance task", () => {
+    const variables = [...new Set([...Object.values(processConfigs), ...Object.values(commandConfigs)].flatMap((shape) => Object.keys(shape)))];
     expect(variables.length).toBeGreaterThan(20);
     expect(variables.filter((name) => !operations.includes(`\`${name}\``))).toEqual([]);
   });
@@ -102,6 +118,7 @@ describe("docs/operations.md", () => {
       "services/webhook/src/pipeline-config.ts",
       "services/relay/src/config.ts",
       "services/events/src/event-stream.ts",
+      "services/cli/src/maintain/maintain-settings.ts",
       "gateway/src/config.ts",
     ];
     const names = files.flatMap((file) => {

@@ -18,11 +18,30 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
   const deployments = workloads.filter((workload) => workload.kind === "Deployment");
   const policies = ofKind<INetworkPolicy>(objects, "NetworkPolicy");
 
-  it("runs the five long-lived processes and the migration", () => {
+  it("runs the five long-lived processes, the migration and the maintenance task", () => {
     expect(deployments.map((workload) => workload.name).sort()).toEqual(
       ["subdata-auth", "subdata-gateway", "subdata-query", "subdata-relay", "subdata-webhook"],
     );
     expect(workloads.filter((workload) => workload.kind === "Job").map((workload) => workload.name)).toEqual(["subdata-migrate"]);
+    expect(workloads.filter((workload) => workload.kind === "CronJob").map((workload) => workload.name)).toEqual(["subdata-maintain"]);
+  });
+
+  it("runs maintenance as an hourly CronJob whose runs never overlap and end before the next is due", () => {
+    const maintain = workloads.find((workload) => workload.kind === "CronJob")!;
+    const spec = maintain.object.spec as {
+      schedule: string;
+      concurrencyPolicy?: string;
+      startingDeadlineSeconds?: number;
+      jobTemplate: { spec: { activeDeadlineSeconds?: number; backoffLimit?: number; ttlSecondsAfterFinished?: number } };
+    };
+    expect(spec.schedule).toMatch(/^\d{1,2} \* \* \* \*$/);
+    expect(spec.concurrencyPolicy).toBe("Forbid");
+    expect(spec.startingDeadlineSeconds).toBeGreaterThan(0);
+    expect(spec.jobTemplate.spec.activeDeadlineSeconds).toBeLessThan(3600);
+    expect(spec.jobTemplate.spec.backoffLimit).toBeGreaterThan(0);
+    expect(spec.jobTemplate.spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
+    expect(maintain.pod.restartPolicy).toBe("Never");
+    expect(maintain.containers[0]!.args).toEqual([bundlePathFor("subdata"), "maintain"]);
   });
 
   it("announces every long-lived process's /metrics port to Prometheus, on a port the container opens", () => {

@@ -99,6 +99,10 @@ describe("deploy/observability", () => {
       "SubdataAuditWriteFailures",
       "SubdataDbPoolSaturated",
       "SubdataProcessDown",
+      "SubdataAuditPartitionsNotAhead",
+      "SubdataRetentionNotRunning",
+      "SubdataRowsPastRetention",
+      "SubdataConsumerLostEvents",
     ]) {
       expect(names).toContain(name);
     }

@@ -132,9 +132,13 @@ describe("the audit service", () => {
     expect(results.every((result) => result.outcome.case === "auditEventId")).toBe(true);
     const rows = await admin.query("SELECT result_count, resource_ids FROM audit_events WHERE merchant_id = $1 ORDER BY result_count", [merchantId]);
     expect(rows.rows.map((row) => row.resource_ids)).toEqual(idLists);
-    // Rows of a 50-row page are kept inline (migration 20261125000100000), not moved to TOAST.
-    const options = await admin.query("SELECT reloptions FROM pg_class WHERE oid = 'audit_events'::regclass");
-    expect(options.rows[0].reloptions).toContain("toast_tuple_target=8160");
+    // Rows of a 50-row page are kept inline (migration 20261125000100000), not moved to TOAST: set on
+    // every partition, the partitioned table having no storage of its own.
+    const options = await admin.query<{ reloptions: string[] | null }>(
+      "SELECT c.reloptions FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'audit_events'::regclass",
+    );
+    expect(options.rows.length).toBeGreaterThan(1);
+    for (const row of options.rows) expect(row.reloptions).toContain("toast_tuple_target=8160");
   });
 
   it("refuses an empty or oversized RecordReads call", async () => {

@@ -208,6 +208,31 @@ const timeOrAgo = fc.oneof(
   notATime.map(invalid),
 );
 
+/** A day (YYYY-MM-DD, UTC) or an RFC 3339 time, from year 1 to 9999, for audit export's range. */
+const exportBoundary = fc.oneof(
+  fc.tuple(dates("0001-01-02T00:00:00Z", "9999-12-30T00:00:00Z"), offsets).map(([date, offset]) => valid(rfc3339(date, offset))),
+  dates("0001-01-02T00:00:00Z", "9999-12-30T00:00:00Z").map((date) => valid(date.toISOString().slice(0, 10))),
+  fc.constantFrom("0000-06-01", "0000-06-01T00:00:00Z", "2026-02-01T00:00:00", "2026-02-30", "2026-1-01", "20260101", "1h", "7d").map(invalid),
+  dates("0001-01-02T00:00:00Z", "9999-12-30T00:00:00Z")
+    .map((date) => date.toISOString().slice(0, 10))
+    .chain((day) => fc.constantFrom(...spaced(day)).filter((each) => each !== day).map(invalid)),
+  missingDays.map(invalid),
+  notATime.map(invalid),
+);
+
+/** maintain --every: m, h or d, above zero, at most a week. */
+const everyDuration = fc
+  .oneof(
+    nasty,
+    fc.tuple(fc.integer({ min: 0, max: 20_000 }), fc.constantFrom("s", "m", "h", "d", "w", "")).map(([amount, unit]) => `${amount}${unit}`),
+    fc.constantFrom("10080m", "10081m", "168h", "169h", "7d", "8d", "1h", " 1h", "1h ", "1H", "01h"),
+  )
+  .map((text) => {
+    const match = /^(\d+)([mhd])$/.exec(text);
+    const ms = match ? Number(match[1]) * DURATION_MS[match[2]!]! : 0;
+    return { value: text, valid: ms > 0 && ms <= 7 * DURATION_MS.d! };
+  });
+
 const expiresIn = fc
   .oneof(
     nasty,
@@ -365,6 +390,12 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
   { name: "orders add-line-item --quantity", cases: at(wholeNumbers(1, 1_000_000), (value) => lineItem("quantity", value)), mentions: /--quantity/, setting: "DATABASE_URL" },
   { name: "orders add-line-item --unit-price", cases: at(decimals(true), (value) => lineItem("unit-price", value)), mentions: /--unit-price/, setting: "DATABASE_URL" },
   { name: "keys create --expires-in", cases: at(expiresIn, (value) => ["keys", "create", "--merchant=mer_x", `--expires-in=${value}`]), mentions: /--expires-in/, setting: "SUBDATA_SERVICE_TOKEN" },
+  { name: "audit export --since", cases: at(exportBoundary, (value) => ["audit", "export", `--since=${value}`, "--until=9999-12-31", "--output=audit.ndjson.gz"]), mentions: /--since/, setting: "DATABASE_URL" },
+  { name: "audit export --until", cases: at(exportBoundary, (value) => ["audit", "export", "--since=0001-01-01", `--until=${value}`, "--output=audit.ndjson.gz"]), mentions: /--until/, setting: "DATABASE_URL" },
+  // Checked for NUL only: any other path is the operator's to choose, and nothing is written before the database answers.
+  { name: "audit export --output", cases: at(anyText, (value) => ["audit", "export", "--since=2026-10-01", "--until=2026-11-01", `--output=${value}`]), mentions: /--output/, setting: "DATABASE_URL" },
+  { name: "maintain --every", cases: at(everyDuration, (value) => ["maintain", `--every=${value}`]), mentions: /--every/, setting: "DATABASE_URL" },
+  { name: "maintain --metrics-port", cases: at(wholeNumbers(0, 65_535), (value) => ["maintain", "--every=1h", `--metrics-port=${value}`]), mentions: /--metrics-port/, setting: "DATABASE_URL" },
   { name: "audit list --limit", cases: at(wholeNumbers(1, 10_000), (value) => ["audit", "list", "--merchant=mer_x", `--limit=${value}`]), mentions: /--limit/, setting: "SUBDATA_SERVICE_TOKEN" },
   {
     name: "webhooks create --events",
@@ -701,17 +732,22 @@ describe("hostile arguments and options at the subdata CLI", () => {
 
   it("covers every input of every command the CLI registers", () => {
     const program = new Command();
-    const context = { setting: () => undefined, requireSetting: () => "", output: { result: () => {}, info: () => {}, progress: () => ({ update: () => {}, stop: () => {} }) } };
+    const context = {
+      setting: () => undefined,
+      requireSetting: () => "",
+      output: { result: () => {}, info: () => {}, progress: () => ({ update: () => {}, stop: () => {} }) },
+      stdout: new PassThrough(),
+    };
     for (const register of commandModules) register(program, context);
     const leaves = (command: Command, path: string[]): Array<{ path: string; inputs: string[] }> =>
       command.commands.length === 0
         ? [{ path: path.join(" "), inputs: [...command.registeredArguments.map((argument) => `<${argument.name()}>`), ...command.options.filter((option) => !option.negate && !option.isBoolean()).map((option) => option.long!)] }]
         : command.commands.flatMap((child) => leaves(child, [...path, child.name()]));
     // migrate takes no input; reencrypt-secrets' only input and all of mirror's are checked before any other, in the test on
-    // local validation (a valid mirror line would copy through a real API).
-    const registered = program.commands
-      .flatMap((child) => leaves(child, [child.name()]))
-      .filter((leaf) => leaf.path !== "migrate" && leaf.path !== "webhooks reencrypt-secrets" && leaf.path !== "mirror");
+    // local validation (a valid mirror line would copy through a real API); so are audit export's (it reads every
+    // merchant's rows and writes a file) and maintain's (with --every it runs until stopped).
+    const checkedLocally = ["migrate", "webhooks reencrypt-secrets", "mirror", "audit export", "maintain"];
+    const registered = program.commands.flatMap((child) => leaves(child, [child.name()])).filter((leaf) => !checkedLocally.includes(leaf.path));
     const covered = commands.map((command) => ({
       path: command.path.join(" "),
       inputs: [

@@ -13,12 +13,14 @@ const secrets: DevSecrets = {
   SUBDATA_QUERY_DB_PASSWORD: "querypw0000000000000000000000000000",
   SUBDATA_AUTH_DB_PASSWORD: "authpw00000000000000000000000000000",
   SUBDATA_WEBHOOK_DB_PASSWORD: "webhookpw000000000000000000000000000",
+  SUBDATA_MAINTAIN_DB_PASSWORD: "maintainpw00000000000000000000000000",
 };
 const adminUrl = `postgres://postgres:${secrets.SUBDATA_POSTGRES_PASSWORD}@127.0.0.1:54329/subdata`;
 const roleUrls = {
   query: `postgres://subdata_query:${secrets.SUBDATA_QUERY_DB_PASSWORD}@127.0.0.1:54329/subdata`,
   auth: `postgres://subdata_auth:${secrets.SUBDATA_AUTH_DB_PASSWORD}@127.0.0.1:54329/subdata`,
   webhook: `postgres://subdata_webhook:${secrets.SUBDATA_WEBHOOK_DB_PASSWORD}@127.0.0.1:54329/subdata`,
+  maintain: `postgres://subdata_maintain:${secrets.SUBDATA_MAINTAIN_DB_PASSWORD}@127.0.0.1:54329/subdata`,
 };
 const config = loadLocalConfig({}, "/repo");
 const table = buildProcessTable({ config, secrets, roleUrls, natsUrl: "nats://127.0.0.1:4222" });
@@ -36,7 +38,15 @@ describe("the process table", () => {
       { name: "webhook", entry: "services/webhook/src/main.ts", port: 8093 },
       { name: "relay", entry: "services/relay/src/main.ts", port: 8094 },
       { name: "gateway", entry: "gateway/src/main.ts", port: 8080 },
+      { name: "maintain", entry: "services/cli/src/main.ts", port: undefined },
     ]);
+  });
+
+  it("runs the maintenance task hourly as the subdata_maintain role, with its metrics port and no service secret", () => {
+    const maintain = byName("maintain");
+    expect(maintain.args).toEqual(["maintain", "--every", "1h", "--metrics-port", "9095"]);
+    expect(maintain.env).toEqual({ HOST: "127.0.0.1", LOG_LEVEL: "info", DATABASE_URL: roleUrls.maintain });
+    expect(maintain.readiness).toEqual({ kind: "none" });
   });
 
   it("gives each service its own role's connection and the gateway none", () => {
@@ -45,6 +55,7 @@ describe("the process table", () => {
     expect(byName("webhook").env.DATABASE_URL).toBe(roleUrls.webhook);
     expect(byName("relay").env.DATABASE_URL).toBe(roleUrls.webhook);
     expect(byName("gateway").env.DATABASE_URL).toBeUndefined();
+    expect(byName("maintain").env.DATABASE_URL).toBe(roleUrls.maintain);
     for (const spec of table) expect(Object.values(spec.env)).not.toContain(adminUrl);
   });
 
@@ -55,8 +66,8 @@ describe("the process table", () => {
     expect(env.PORT).toBe("8080");
   });
 
-  it("sets the shared settings on every process and the webhook key only where it is used", () => {
-    for (const spec of table) {
+  it("sets the shared settings on every service and the webhook key only where it is used", () => {
+    for (const spec of table.filter((entry) => entry.name !== "maintain")) {
       expect(spec.env).toMatchObject({
         HOST: "127.0.0.1",
         LOG_LEVEL: "info",
@@ -78,7 +89,7 @@ describe("the process table", () => {
   it("takes every port from the environment", () => {
     const custom = loadLocalConfig({ QUERY_PORT: "9001", AUTH_PORT: "9002", WEBHOOK_PORT: "9003", RELAY_HEALTH_PORT: "9004", GATEWAY_PORT: "9000" }, "/repo");
     const ports = buildProcessTable({ config: custom, secrets, roleUrls, natsUrl: "nats://x:4222" }).map((spec) => spec.port);
-    expect(ports).toEqual([9001, 9002, 9003, 9004, 9000]);
+    expect(ports).toEqual([9001, 9002, 9003, 9004, 9000, undefined]);
   });
 });
 
@@ -100,6 +111,7 @@ describe("the summary", () => {
     expect(text).toContain("http://127.0.0.1:8091");
     expect(text).toContain("postgres://postgres@127.0.0.1:54329/subdata");
     expect(text).toContain("gateway   skipped: not built yet");
+    expect(text).toContain("maintain  hourly: audit partitions, retention");
     expect(text).toContain(".subdata/dev.env");
     expect(text).toContain("(embedded, data in .subdata/postgres)");
     for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);

@@ -13,7 +13,7 @@ export interface TestDatabase {
   /** Superuser connection (fixtures and assertions). */
   adminUrl: string;
   /** Each service role's connection to this database. */
-  roleUrls: { query: string; auth: string; webhook: string };
+  roleUrls: { query: string; auth: string; webhook: string; maintain: string };
   /** Drops the database; end every pool on it first. */
   drop(): Promise<void>;
 }
@@ -46,7 +46,12 @@ export async function createTestDatabase(tag: string): Promise<TestDatabase> {
   return {
     name,
     adminUrl: withDatabase(inject("adminDatabaseUrl"), name),
-    roleUrls: { query: withDatabase(roles.query, name), auth: withDatabase(roles.auth, name), webhook: withDatabase(roles.webhook, name) },
+    roleUrls: {
+      query: withDatabase(roles.query, name),
+      auth: withDatabase(roles.auth, name),
+      webhook: withDatabase(roles.webhook, name),
+      maintain: withDatabase(roles.maintain, name),
+    },
     async drop() {
       // Sessions that are still closing are let go first: terminating one would surface as 57P01 on its client.
       for (let tries = 0; tries < 100; tries++) {

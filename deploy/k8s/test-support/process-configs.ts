@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { authConfigShape } from "@subdata/auth";
+import { maintainConfigShape } from "@subdata/cli";
 import { gatewayConfigShape } from "@subdata/gateway";
 import { queryConfigShape } from "@subdata/query";
 import { createLogger, spanExporterFromEnv } from "@subdata/runtime";
@@ -26,6 +27,14 @@ const shapes: Readonly<Record<Exclude<BundleName, "subdata">, ConfigShape>> = {
 export const processConfigs: Readonly<Record<string, ConfigShape>> = Object.fromEntries(
   Object.entries(shapes).map(([name, shape]) => [bundlePathFor(name), shape]),
 );
+
+/**
+ * Each CronJob's command line (script and arguments, as its container runs it) with the config shape it
+ * loads. The CLI exports no spans.
+ */
+export const commandConfigs: Readonly<Record<string, ConfigShape>> = {
+  [`${bundlePathFor("subdata")} maintain`]: maintainConfigShape,
+};
 
 /**
  * The OTEL_* variables spanExporterFromEnv reads (the config shapes do not list them): recorded by

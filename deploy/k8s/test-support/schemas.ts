@@ -4,6 +4,7 @@ import { Service } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
+import { CronJob } from "kubernetes-models/batch/v1/CronJob";
 import { Job } from "kubernetes-models/batch/v1/Job";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
@@ -24,6 +25,7 @@ const models: Readonly<Record<string, ModelClass>> = {
   "apps/v1/Deployment": Deployment,
   "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
   "batch/v1/Job": Job,
+  "batch/v1/CronJob": CronJob,
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
 };

@@ -23,6 +23,8 @@ const localConfigShape = {
   QUERY_METRICS_PORT: env.port(9091),
   AUTH_METRICS_PORT: env.port(9092),
   WEBHOOK_METRICS_PORT: env.port(9093),
+  /** The maintenance task's /metrics (it runs `subdata maintain --every 1h`). */
+  MAINTAIN_METRICS_PORT: env.port(9095),
   LOG_LEVEL: env.logLevel(),
 };
 
@@ -33,7 +35,7 @@ export interface LocalConfig {
   dataDir: string;
   embeddedPostgresPort: number;
   ports: { gateway: number; query: number; auth: number; webhook: number; relayHealth: number };
-  metricsPorts: { gateway: number; query: number; auth: number; webhook: number };
+  metricsPorts: { gateway: number; query: number; auth: number; webhook: number; maintain: number };
   logLevel: string;
   /** The repository root: entry files and the default data dir are resolved from it. */
   repoRoot: string;
@@ -54,6 +56,7 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
       query: config.QUERY_METRICS_PORT,
       auth: config.AUTH_METRICS_PORT,
       webhook: config.WEBHOOK_METRICS_PORT,
+      maintain: config.MAINTAIN_METRICS_PORT,
     },
     logLevel: config.LOG_LEVEL,
     repoRoot,

@@ -8,6 +8,7 @@ const rolePasswords: Record<ServiceName, keyof DevSecrets> = {
   query: "SUBDATA_QUERY_DB_PASSWORD",
   auth: "SUBDATA_AUTH_DB_PASSWORD",
   webhook: "SUBDATA_WEBHOOK_DB_PASSWORD",
+  maintain: "SUBDATA_MAINTAIN_DB_PASSWORD",
 };
 
 /**

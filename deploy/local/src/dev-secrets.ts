@@ -16,6 +16,7 @@ export interface DevSecrets {
   SUBDATA_QUERY_DB_PASSWORD: string;
   SUBDATA_AUTH_DB_PASSWORD: string;
   SUBDATA_WEBHOOK_DB_PASSWORD: string;
+  SUBDATA_MAINTAIN_DB_PASSWORD: string;
 }
 
 const generators: { [K in keyof DevSecrets]: () => string } = {
@@ -27,6 +28,7 @@ const generators: { [K in keyof DevSecrets]: () => string } = {
   SUBDATA_QUERY_DB_PASSWORD: () => randomBytes(18).toString("hex"),
   SUBDATA_AUTH_DB_PASSWORD: () => randomBytes(18).toString("hex"),
   SUBDATA_WEBHOOK_DB_PASSWORD: () => randomBytes(18).toString("hex"),
+  SUBDATA_MAINTAIN_DB_PASSWORD: () => randomBytes(18).toString("hex"),
 };
 
 export const devSecretNames = Object.keys(generators) as Array<keyof DevSecrets>;

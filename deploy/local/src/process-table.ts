@@ -9,6 +9,8 @@ export interface ProcessSpec {
   name: string;
   /** Relative to the repository root. */
   entry: string;
+  /** Arguments after the entry file. */
+  args?: readonly string[];
   /** Where it listens; the readiness check asks there. */
   port?: number;
   readiness: Readiness;
@@ -118,6 +120,16 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       needsNats: false,
       // No shutdown pause locally: nothing balances load here, and Ctrl-C should be quick.
       env: { ...common(config.ports.gateway), METRICS_PORT: String(config.metricsPorts.gateway), SUBDATA_SHUTDOWN_DELAY_MS: "0" },
+    },
+    {
+      // The retention task on a timer: Kubernetes runs the same command as an hourly CronJob.
+      name: "maintain",
+      entry: "services/cli/src/main.ts",
+      args: ["maintain", "--every", "1h", "--metrics-port", String(config.metricsPorts.maintain)],
+      readiness: { kind: "none" },
+      needsNats: false,
+      // Its own role, and no service secret: it calls no service.
+      env: { HOST, LOG_LEVEL: config.logLevel, DATABASE_URL: roleUrls.maintain },
     },
   ];
 }

@@ -70,7 +70,7 @@ export async function startServices(options: StartServicesOptions): Promise<{ ru
     const child = spawnManaged({
       name: spec.name,
       command: process.execPath,
-      args: serviceNodeArgs(spec.entry),
+      args: [...serviceNodeArgs(spec.entry), ...(spec.args ?? [])],
       cwd: options.repoRoot,
       env: childEnvironment(process.env, spec),
       onLine: (line) => options.print(prefixLines(spec.name, formatLogLine(line))),

@@ -31,6 +31,11 @@ const describe: Record<string, (url: string) => string> = {
   relay: (url) => `${url}/readyz  (health only: the outbox relay serves no RPC)`,
 };
 
+/** Processes that serve nothing on a port of their own. */
+const describeUnbound: Record<string, string> = {
+  maintain: "hourly: audit partitions, retention, table figures (`npx subdata maintain` runs it once)",
+};
+
 /** Where everything listens. Never a secret: passwords are stripped, tokens are not mentioned. */
 export function renderSummary(input: SummaryInput): string[] {
   const show = (path: string) => {
@@ -41,7 +46,7 @@ export function renderSummary(input: SummaryInput): string[] {
   const lines = [READY_LINE];
   for (const { spec } of input.running) {
     const url = `http://127.0.0.1:${spec.port}`;
-    lines.push(row(spec.name, spec.port === undefined ? "running" : (describe[spec.name]?.(url) ?? url)));
+    lines.push(row(spec.name, spec.port === undefined ? (describeUnbound[spec.name] ?? "running") : (describe[spec.name]?.(url) ?? url)));
   }
   for (const { spec, reason } of input.skipped) lines.push(row(spec.name, `skipped: ${reason}`));
   const postgres = withoutPassword(input.databaseUrl);

@@ -111,7 +111,9 @@ export function createAuditRepository(db: Queryable): AuditRepository {
       }
       if (after) {
         params.push(after.occurredAt, after.id);
-        where += ` AND (occurred_at, id) > ($${params.length - 1}::timestamptz, $${params.length})`;
+        // The first condition only repeats part of the second: it lets Postgres skip the months
+        // (partitions) before the cursor instead of looking into each of them.
+        where += ` AND occurred_at >= $${params.length - 1}::timestamptz AND (occurred_at, id) > ($${params.length - 1}::timestamptz, $${params.length})`;
       }
       params.push(limit);
       const result = await db.query<AuditEventRow>(

@@ -10,6 +10,8 @@ export interface CliContext {
   /** Like setting(), but exits with a clear message naming the variable when it is missing. */
   requireSetting(name: string): string;
   output: CliOutput;
+  /** Standard output itself, for a command whose output is data (an export) rather than a result. */
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
 export interface CliOutput {

@@ -2,6 +2,7 @@ import type { RegisterCommands } from "./cli-context.ts";
 import { registerAuditCommands } from "./commands/audit.ts";
 import { registerChargesCommands } from "./commands/charges.ts";
 import { registerKeysCommands } from "./commands/keys.ts";
+import { registerMaintainCommand } from "./commands/maintain.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerMirrorCommand } from "./commands/mirror.ts";
 import { registerOrdersCommands } from "./commands/orders.ts";
@@ -20,4 +21,5 @@ export const commandModules: readonly RegisterCommands[] = [
   registerWebhooksCommands,
   registerAuditCommands,
   registerMirrorCommand,
+  registerMaintainCommand,
 ];

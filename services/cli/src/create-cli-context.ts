@@ -9,7 +9,7 @@ export interface CliContextOptions {
   cwd: string;
   /** Read when printing: --json is known only once the command line is parsed. */
   isJson: () => boolean;
-  stdout: NodeJS.WritableStream;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
@@ -54,5 +54,6 @@ export function createCliContext(options: CliContextOptions): CliContext {
       return value;
     },
     output,
+    stdout: options.stdout,
   };
 }

@@ -8,7 +8,7 @@ export interface RunCliOptions {
   argv: readonly string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
-  stdout: NodeJS.WritableStream;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   modules: readonly RegisterCommands[];
 }
@@ -100,7 +100,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     const code = error instanceof CliError ? error.code : "internal";
     const message = error instanceof Error ? error.message : String(error);
     options.stderr.write(`error: ${printable(message)}\n`);
-    if (json) options.stdout.write(errorDocument(code, message));
+    if (json && !(error instanceof CliError && error.resultPrinted)) options.stdout.write(errorDocument(code, message));
     return 1;
   }
 }

@@ -1,5 +1,5 @@
 import { eventStreamConfigShape } from "@subdata/events";
-import { env, loadConfig } from "@subdata/runtime";
+import { ConfigError, env, loadConfig } from "@subdata/runtime";
 import { z } from "zod";
 
 /** The relay's environment. It connects to Postgres as subdata_webhook (DATABASE_URL). */
@@ -36,8 +36,19 @@ export const relayConfigShape = {
     .int()
     .min(30, "must be at least 30: the change feed keeps events at least 30 days")
     .default(400),
+  /** The stream's max_age: how long JetStream keeps an event; never less than SUBDATA_RELAY_RETENTION_DAYS. */
+  SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: z.coerce.number().int().min(1).max(3_650).default(7),
 } as const;
 
 export function loadRelayConfig(source: NodeJS.ProcessEnv) {
-  return loadConfig(relayConfigShape, source);
+  const config = loadConfig(relayConfigShape, source);
+  // A stream that forgets events before the outbox does leaves a consumer that fell that far behind
+  // with a hole and no record of what was in it.
+  if (config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS < config.SUBDATA_RELAY_RETENTION_DAYS) {
+    throw new ConfigError([
+      `SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS is invalid: the stream would keep events ${config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS} days, ` +
+        `less than SUBDATA_RELAY_RETENTION_DAYS (${config.SUBDATA_RELAY_RETENTION_DAYS}) keeps them in the outbox`,
+    ]);
+  }
+  return config;
 }

@@ -20,19 +20,21 @@ export interface EventStreamSettings {
   subjectPrefix: string;
   /** 1 on one machine, 3 in production. */
   replicas: number;
+  /** How long the stream keeps an event (SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS); 7 unless set. */
+  maxAgeDays?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Limits retention with a 7-day max_age rather than a work queue: the webhook consumer's ack does not
- * remove a message, so replays and other consumers can read the same events. discard "new" makes a
- * full stream refuse publishes (the relay keeps rows pending and retries) instead of silently
- * dropping the oldest events. The dedupe window (2 h) is far above the relay's retry horizon for a
- * claimed-but-unmarked row (seconds); it must stay ≤ max_age.
+ * Limits retention with a max_age (7 days unless configured) rather than a work queue: the webhook
+ * consumer's ack does not remove a message, so replays and other consumers can read the same events.
+ * discard "new" makes a full stream refuse publishes (the relay keeps rows pending and retries)
+ * instead of silently dropping the oldest events. The dedupe window (2 h) is far above the relay's
+ * retry horizon for a claimed-but-unmarked row (seconds); it must stay ≤ max_age.
  */
 const eventStreamLimits = {
-  maxAgeMs: 7 * DAY_MS,
+  defaultMaxAgeDays: 7,
   duplicateWindowMs: 2 * 60 * 60 * 1000,
   maxBytes: -1,
   maxMsgSize: 1024 * 1024,
@@ -46,7 +48,7 @@ function eventStreamConfig(settings: EventStreamSettings): StreamConfig {
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.New,
-    max_age: nanos(eventStreamLimits.maxAgeMs),
+    max_age: nanos((settings.maxAgeDays ?? eventStreamLimits.defaultMaxAgeDays) * DAY_MS),
     duplicate_window: nanos(eventStreamLimits.duplicateWindowMs),
     max_bytes: eventStreamLimits.maxBytes,
     max_msg_size: eventStreamLimits.maxMsgSize,
@@ -57,11 +59,29 @@ function eventStreamConfig(settings: EventStreamSettings): StreamConfig {
 
 /**
  * Creates the stream, or brings an existing one to the settings above (storage and retention cannot
- * change in place; a mismatch there is reported, not "fixed" by deleting the stream).
+ * change in place; a mismatch there is reported, not "fixed" by deleting the stream). Returns how long
+ * the stream, as it now is, keeps an event (0: no age limit).
  */
-export async function ensureEventStream(nc: NatsConnection, settings: EventStreamSettings): Promise<void> {
+export async function ensureEventStream(nc: NatsConnection, settings: EventStreamSettings): Promise<{ maxAgeMs: number }> {
   const jsm = await jetstreamManager(nc);
   await ensureWith(jsm, eventStreamConfig(settings));
+  const { config } = await jsm.streams.info(settings.stream);
+  return { maxAgeMs: Number(config.max_age) / 1_000_000 };
+}
+
+/**
+ * Why the stream must keep events at least as long as the outbox keeps them published: a consumer
+ * that falls further behind than max_age finds the oldest events gone from the stream, and the outbox
+ * rows are what shows which ones were published. Returns the warning to log, naming the settings,
+ * or undefined when the stream keeps long enough.
+ */
+export function streamRetentionWarning(stream: string, maxAgeMs: number, outboxRetentionDays: number): string | undefined {
+  if (maxAgeMs === 0 || maxAgeMs >= outboxRetentionDays * DAY_MS) return undefined;
+  return (
+    `stream ${stream} keeps events ${(maxAgeMs / DAY_MS).toFixed(1)} days (max_age), less than the ${outboxRetentionDays} days of ` +
+    `SUBDATA_RELAY_RETENTION_DAYS: a consumer further behind than max_age loses events; raise SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS ` +
+    `or the stream's max_age`
+  );
 }
 
 async function ensureWith(jsm: JetStreamManager, config: StreamConfig): Promise<void> {
@@ -130,9 +150,11 @@ export function createEventPublisher(nc: NatsConnection, options: EventPublisher
         return { seq: ack.seq, duplicate: ack.duplicate };
       } catch (error) {
         if (isNoResponders(error) && !recreate) {
-          recreate = ensureEventStream(nc, options).finally(() => {
-            recreate = undefined;
-          });
+          recreate = ensureEventStream(nc, options)
+            .then(() => {})
+            .finally(() => {
+              recreate = undefined;
+            });
           recreate.catch(() => {});
         }
         throw error;

@@ -1,6 +1,6 @@
 import { createBackoff, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, sleep } from "@subdata/runtime";
 import { connectNats } from "@subdata/events";
-import { createEventPublisher, ensureEventStream } from "./event-stream.ts";
+import { createEventPublisher, ensureEventStream, streamRetentionWarning } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
 import { createOutboxRepository } from "./outbox-repository.ts";
 import { loadRelayConfig } from "./config.ts";
@@ -15,6 +15,7 @@ const streamSettings = {
   stream: config.SUBDATA_EVENTS_STREAM,
   subjectPrefix: config.SUBDATA_EVENTS_SUBJECT_PREFIX,
   replicas: config.SUBDATA_EVENTS_STREAM_REPLICAS,
+  maxAgeDays: config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS,
 };
 
 const pool = createPool({
@@ -60,7 +61,9 @@ const startup = createBackoff({ initialMs: 500, maxMs: 15_000 });
 while (!nc && !stop.signal.aborted) {
   try {
     nc = await connectNats(config.NATS_URL, "subdata-relay");
-    await ensureEventStream(nc, streamSettings);
+    const { maxAgeMs } = await ensureEventStream(nc, streamSettings);
+    const warning = streamRetentionWarning(streamSettings.stream, maxAgeMs, config.SUBDATA_RELAY_RETENTION_DAYS);
+    if (warning) logger.warn({ stream: streamSettings.stream, maxAgeMs }, warning);
   } catch (error) {
     logger.warn({ err: error }, "NATS/JetStream not available yet; retrying");
     await nc?.close().catch(() => {});

@@ -8,6 +8,12 @@ import { Counter, Gauge, type Registry } from "@subdata/runtime";
  * num_pending (events not yet handed to any replica), `ack_pending` those handed out but not acked.
  * Before NATS is connected, or when it does not answer, the gauges keep their last values and
  * subdata_jetstream_consumer_info_errors_total counts the miss.
+ *
+ * subdata_jetstream_consumer_lost_messages: stream sequences the stream removed (max_age) above the
+ * consumer's ack floor, i.e. events this consumer never stored: a consumer that fell further behind
+ * than max_age. Above 0, events are missing from the webhooks (docs/runbooks.md#consumer-lost-events)
+ * until the consumer acks past the hole. It counts every subject of the stream, which holds only what
+ * the consumer's filter takes.
  */
 export function registerConsumerMetrics(
   registry: Registry,
@@ -32,6 +38,25 @@ export function registerConsumerMetrics(
         const labels = { stream: options.stream, consumer: options.consumer };
         this.set({ ...labels, state: "pending" }, info.num_pending);
         this.set({ ...labels, state: "ack_pending" }, info.num_ack_pending);
+      } catch {
+        errors.inc();
+      }
+    },
+  });
+  new Gauge({
+    name: "subdata_jetstream_consumer_lost_messages",
+    help: "Messages the stream removed (max_age) before the webhook consumer acknowledged them: events never stored",
+    labelNames: ["stream", "consumer"] as const,
+    registers: [registry],
+    async collect() {
+      const nc = options.nats();
+      if (!nc || nc.isClosed()) return;
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 2_000 });
+        const [consumer, stream] = await Promise.all([jsm.consumers.info(options.stream, options.consumer), jsm.streams.info(options.stream)]);
+        // After a rewind the floor reads 0 until the first ack: the consumer starts at opt_start_seq then.
+        const floor = Math.max(consumer.ack_floor.stream_seq, (consumer.config.opt_start_seq ?? 1) - 1);
+        this.set({ stream: options.stream, consumer: options.consumer }, Math.max(0, stream.state.first_seq - 1 - floor));
       } catch {
         errors.inc();
       }
