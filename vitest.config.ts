@@ -9,7 +9,15 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["services/*/src/**/*.test.ts", "gateway/src/**/*.test.ts", "clients/*/src/**/*.test.ts", "deploy/*/src/**/*.test.ts", "deploy/k8s/**/*.test.ts", "deploy/observability/**/*.test.ts", "bench/src/**/*.test.ts"],
+          include: [
+            "services/*/src/**/*.test.ts",
+            "gateway/src/**/*.test.ts",
+            "clients/*/src/**/*.test.ts",
+            "deploy/*/src/**/*.test.ts",
+            "deploy/k8s/**/*.test.ts",
+            "deploy/observability/**/*.test.ts",
+            "bench/src/**/*.test.ts",
+          ],
         },
       },
       {

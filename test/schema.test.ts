@@ -11,10 +11,7 @@ describe("the schema", () => {
     await asQueryRole.connect();
     const merchant = await admin.query("INSERT INTO merchants (name) VALUES ('schema test') RETURNING id");
     const merchantId = merchant.rows[0].id;
-    const customer = await admin.query(
-      "INSERT INTO customers (merchant_id, email, name) VALUES ($1, 'a@example.com', 'A') RETURNING id",
-      [merchantId],
-    );
+    const customer = await admin.query("INSERT INTO customers (merchant_id, email, name) VALUES ($1, 'a@example.com', 'A') RETURNING id", [merchantId]);
     const plan = await admin.query(
       "INSERT INTO plans (merchant_id, name, interval, interval_count, price_minor, currency) VALUES ($1, 'Box', 'MONTH', 1, 1999, 'USD') RETURNING id",
       [merchantId],

@@ -37,7 +37,10 @@ const ORDERS_METHOD = `${OrderService.typeName}/${OrderService.method.listOrders
 const SUBSCRIPTION_PATH = /^\/api\/v1\/subscriptions\/([^/]+)$/;
 
 class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
     super(code);
   }
 }

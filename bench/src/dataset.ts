@@ -47,7 +47,8 @@ function merchantId(index: number, count: number): string {
 
 /** How many subscriptions merchant `index` gets; the shares add up to `spec.subscriptions` exactly. */
 function merchantShares(spec: DatasetSpec): number[] {
-  const even = (total: number, merchants: number) => Array.from({ length: merchants }, (_, i) => Math.floor(total / merchants) + (i < total % merchants ? 1 : 0));
+  const even = (total: number, merchants: number) =>
+    Array.from({ length: merchants }, (_, i) => Math.floor(total / merchants) + (i < total % merchants ? 1 : 0));
   if (spec.mix === "dominant") return [spec.subscriptions];
   if (spec.mix === "small") return even(spec.subscriptions, Math.max(SMALL_MIX_MERCHANTS, spec.merchants));
   if (spec.merchants < 3) throw new Error("the bench needs at least 3 merchants");
@@ -73,7 +74,8 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
 }
 
 // The skewed mix keeps the name and marker it had before mixes existed, so its datasets are reused.
-const markerText = (spec: DatasetSpec) => `v${SPEC_VERSION} subscriptions=${spec.subscriptions} merchants=${spec.merchants}${spec.mix === "skewed" ? "" : ` mix=${spec.mix}`}`;
+const markerText = (spec: DatasetSpec) =>
+  `v${SPEC_VERSION} subscriptions=${spec.subscriptions} merchants=${spec.merchants}${spec.mix === "skewed" ? "" : ` mix=${spec.mix}`}`;
 const databaseNameOf = (spec: DatasetSpec) =>
   `${spec.namePrefix ?? "subdata_bench"}_s${spec.subscriptions}_${spec.mix === "skewed" ? `m${spec.merchants}` : spec.mix}`;
 
@@ -108,7 +110,10 @@ async function seedAll(adminUrl: string, spec: DatasetSpec, say: (line: string) 
           batchSize: 5_000,
         });
         done += shares[index] as number;
-        if (index % Math.max(10, Math.floor(shares.length / 10)) === 0 || index < 2) say(`seeded ${done.toLocaleString("en")} / ${spec.subscriptions.toLocaleString("en")} subscriptions (${Math.round((Date.now() - started) / 1000)} s)`);
+        if (index % Math.max(10, Math.floor(shares.length / 10)) === 0 || index < 2)
+          say(
+            `seeded ${done.toLocaleString("en")} / ${spec.subscriptions.toLocaleString("en")} subscriptions (${Math.round((Date.now() - started) / 1000)} s)`,
+          );
       }
     });
   await Promise.all([worker(), worker()]);
@@ -129,7 +134,9 @@ export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (
   let buildSeconds = 0;
   if (!exists || !(await readMarker(adminUrl, spec))) {
     const started = Date.now();
-    say(`building dataset ${databaseName}: ${spec.subscriptions.toLocaleString("en")} subscriptions across ${merchantShares(spec).length.toLocaleString("en")} merchants (${spec.mix} mix)`);
+    say(
+      `building dataset ${databaseName}: ${spec.subscriptions.toLocaleString("en")} subscriptions across ${merchantShares(spec).length.toLocaleString("en")} merchants (${spec.mix} mix)`,
+    );
     await withClient(serverUrl, async (client) => {
       // An incomplete build (interrupted earlier) is thrown away whole.
       await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(databaseName)} WITH (FORCE)`);
@@ -148,7 +155,9 @@ export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (
     say(`dataset built in ${buildSeconds.toFixed(0)} s`);
   } else {
     await migrate({ databaseUrl: adminUrl, log: (line) => say(`migrate: ${line}`) });
-    buildSeconds = await withClient(adminUrl, async (client) => Number((await client.query("SELECT build_seconds FROM bench_dataset")).rows[0]?.build_seconds ?? 0));
+    buildSeconds = await withClient(adminUrl, async (client) =>
+      Number((await client.query("SELECT build_seconds FROM bench_dataset")).rows[0]?.build_seconds ?? 0),
+    );
     say(`reusing dataset ${databaseName} (built earlier in ${buildSeconds.toFixed(0)} s)`);
   }
   const counts = await withClient(adminUrl, async (client) => {

@@ -80,7 +80,9 @@ async function getJson(url: string, apiKey: string): Promise<{ next_cursor: stri
 
 /** Commit → answer of a reader already waiting (wait=30) at the feed's end, one change at a time. */
 async function measureVisibility(options: FeedBenchOptions): Promise<FeedBenchResult["visibility"]> {
-  const subscription = await options.admin.query<{ id: string }>("SELECT id FROM subscriptions WHERE merchant_id = $1 ORDER BY id LIMIT 1", [options.merchantId]);
+  const subscription = await options.admin.query<{ id: string }>("SELECT id FROM subscriptions WHERE merchant_id = $1 ORDER BY id LIMIT 1", [
+    options.merchantId,
+  ]);
   const id = subscription.rows[0]?.id;
   if (!id) throw new Error("the feed merchant has no subscription");
   let cursor = (await getJson(`${options.gatewayOrigin}/api/v1/events?cursor=head`, options.apiKey)).next_cursor;
@@ -109,7 +111,10 @@ async function measureVisibility(options: FeedBenchOptions): Promise<FeedBenchRe
 }
 
 /** Runs the mirror's bin to completion (no --follow) and returns its wall time, CPU seconds and result line. */
-async function runMirror(options: FeedBenchOptions, targetUrl: string): Promise<{ seconds: number; cpuSeconds: number; result: { rows: Record<string, number>; events_applied: number } }> {
+async function runMirror(
+  options: FeedBenchOptions,
+  targetUrl: string,
+): Promise<{ seconds: number; cpuSeconds: number; result: { rows: Record<string, number>; events_applied: number } }> {
   const started = performance.now();
   const child = spawn(process.execPath, [MIRROR_BIN, "--api-url", options.gatewayOrigin, "--to", targetUrl, "--schema", "bench_copy", "--json"], {
     env: { PATH: process.env.PATH ?? "", SUBDATA_API_KEY: options.apiKey },
@@ -139,7 +144,11 @@ export async function runFeedBench(options: FeedBenchOptions): Promise<FeedBench
   const target: Target = { name: "gateway", origin: options.gatewayOrigin, headers: { authorization: `Bearer ${options.apiKey}` } };
   const pages = await runHttpBench({
     scenarios: [
-      { name: "events100", description: `GET /v1/events?limit=${PAGE_ITEMS} (a full page of subscription.updated)`, path: `/api/v1/events?limit=${PAGE_ITEMS}&cursor=${encodeURIComponent(start)}` },
+      {
+        name: "events100",
+        description: `GET /v1/events?limit=${PAGE_ITEMS} (a full page of subscription.updated)`,
+        path: `/api/v1/events?limit=${PAGE_ITEMS}&cursor=${encodeURIComponent(start)}`,
+      },
       { name: "list100", description: `GET /v1/subscriptions?limit=${PAGE_ITEMS} (first page)`, path: `/api/v1/subscriptions?limit=${PAGE_ITEMS}` },
     ],
     targets: [target],
@@ -211,7 +220,7 @@ export function renderFeedTable(result: FeedBenchResult): string {
     "|---|---:|",
     `| commit → long-poll answer, p50 / p99 / max (${result.visibility.samples} changes, idle) | ${result.visibility.p50Ms.toFixed(1)} / ${result.visibility.p99Ms.toFixed(1)} / ${result.visibility.maxMs.toFixed(1)} ms |`,
     `| mirror initial copy: ${mirror.subscriptions.toLocaleString("en")} subscriptions, ${mirror.charges.toLocaleString("en")} charges, ${mirror.orders.toLocaleString("en")} orders | ${mirror.copySeconds.toFixed(1)} s (${mirror.objectsPerSecond.toFixed(0)} objects/s, mirror CPU ${mirror.mirrorCpuSeconds.toFixed(1)} s) |`,
-    `| the same rate for 1,000,000 subscriptions with this dataset's charges and orders | ${objects > 0 ? ((1_000_000 / mirror.subscriptions) * objects / mirror.objectsPerSecond / 60).toFixed(1) : "–"} min |`,
+    `| the same rate for 1,000,000 subscriptions with this dataset's charges and orders | ${objects > 0 ? (((1_000_000 / mirror.subscriptions) * objects) / mirror.objectsPerSecond / 60).toFixed(1) : "–"} min |`,
     `| mirror catch-up: ${mirror.catchUpEvents.toLocaleString("en")} events | ${mirror.catchUpSeconds.toFixed(1)} s (${mirror.eventsPerSecond.toFixed(0)} events/s) |`,
   ].join("\n");
 }

@@ -32,7 +32,12 @@ describe("the floor's cursors", () => {
     ["another merchant", "secret", cursor, { ...bound, merchantId: "mer_b" }],
     ["another filter", "secret", cursor, { ...bound, filter: "" }],
     ["another route", "secret", cursor, { ...bound, route: "orders" as const }],
-    ["a changed payload", "secret", `${Buffer.from('["subscriptions","mer_a","ACTIVE","2020-01-01 00:00:00+00","sub_0"]').toString("base64url")}.${cursor.split(".")[1]}`, bound],
+    [
+      "a changed payload",
+      "secret",
+      `${Buffer.from('["subscriptions","mer_a","ACTIVE","2020-01-01 00:00:00+00","sub_0"]').toString("base64url")}.${cursor.split(".")[1]}`,
+      bound,
+    ],
     ["no signature", "secret", cursor.split(".")[0]!, bound],
   ])("are refused with %s", (_, secret, text, expected) => {
     expect(() => decodeFloorCursor(secret, text, expected)).toThrow("invalid_cursor");

@@ -52,7 +52,13 @@ export function rfc3339(text: string | null): string | null {
   if (text === null) return null;
   const zone = text.lastIndexOf("+");
   const fraction = text.indexOf(".", 19);
-  const millis = fraction < 0 || fraction > zone ? "000" : text.slice(fraction + 1, zone).padEnd(3, "0").slice(0, 3);
+  const millis =
+    fraction < 0 || fraction > zone
+      ? "000"
+      : text
+          .slice(fraction + 1, zone)
+          .padEnd(3, "0")
+          .slice(0, 3);
   return `${text.slice(0, 10)}T${text.slice(11, 19)}.${millis}Z`;
 }
 
@@ -211,7 +217,13 @@ function orderJson(row: Row) {
     shipping: money(text(row, "shipping_minor"), currency),
     tax: money(text(row, "tax_minor"), currency),
     total: money(text(row, "total_minor"), currency),
-    line_items: items.map(([sku, title, quantity, unitPrice, total]) => ({ sku, title, quantity, unit_price: money(unitPrice, currency), total: money(total, currency) })),
+    line_items: items.map(([sku, title, quantity, unitPrice, total]) => ({
+      sku,
+      title,
+      quantity,
+      unit_price: money(unitPrice, currency),
+      total: money(total, currency),
+    })),
     created_at: rfc3339(nullable(row, "created_at")),
     updated_at: rfc3339(nullable(row, "updated_at")),
     version: Number(text(row, "version")),
@@ -241,7 +253,13 @@ export function createFloorServer(deps: FloorDeps): Server {
   const expectedKey = createHash("sha256").update(`Bearer ${deps.apiKey}`).digest();
 
   /** A list page: size + 1 rows fetched, the extra one only says whether more follow. */
-  async function page(route: FloorCursor["route"], filter: string, params: URLSearchParams, run: (after: { createdAt: string; id: string } | null, limit: number) => Promise<Row[]>, render: (row: Row) => unknown) {
+  async function page(
+    route: FloorCursor["route"],
+    filter: string,
+    params: URLSearchParams,
+    run: (after: { createdAt: string; id: string } | null, limit: number) => Promise<Row[]>,
+    render: (row: Row) => unknown,
+  ) {
     const size = pageSize(params);
     const cursorText = params.get("cursor");
     const after = cursorText === null ? null : decodeFloorCursor(cursorSecret, cursorText, { route, merchantId, filter });
@@ -249,7 +267,8 @@ export function createFloorServer(deps: FloorDeps): Server {
     const more = rows.length > size;
     const shown = more ? rows.slice(0, size) : rows;
     const last = shown.at(-1);
-    const next = more && last ? encodeFloorCursor(cursorSecret, { route, merchantId, filter, createdAt: text(last, "created_at"), id: text(last, "id") }) : null;
+    const next =
+      more && last ? encodeFloorCursor(cursorSecret, { route, merchantId, filter, createdAt: text(last, "created_at"), id: text(last, "id") }) : null;
     return JSON.stringify({ object: "list", data: shown.map(render), has_more: next !== null, next_cursor: next });
   }
 
@@ -259,18 +278,30 @@ export function createFloorServer(deps: FloorDeps): Server {
       const status = params.get("status");
       if (status !== null && !STATUSES.has(status)) throw new HttpError(400, "invalid_parameter");
       const variants = status === null ? SUBSCRIPTIONS_SQL.all : SUBSCRIPTIONS_SQL.status;
-      return page("subscriptions", status ?? "", params, async (after, limit) => {
-        const values: unknown[] = [merchantId, ...(status === null ? [] : [status]), ...(after ? [after.createdAt, after.id] : []), limit];
-        return (await pool.query<Row>({ ...(after ? variants.after : variants.first), values })).rows;
-      }, subscriptionJson);
+      return page(
+        "subscriptions",
+        status ?? "",
+        params,
+        async (after, limit) => {
+          const values: unknown[] = [merchantId, ...(status === null ? [] : [status]), ...(after ? [after.createdAt, after.id] : []), limit];
+          return (await pool.query<Row>({ ...(after ? variants.after : variants.first), values })).rows;
+        },
+        subscriptionJson,
+      );
     }
     if (url.pathname === "/api/v1/orders") {
       const subscriptionId = params.get("subscription_id");
       const variants = subscriptionId === null ? ORDERS_SQL.all : ORDERS_SQL.subscription;
-      return page("orders", subscriptionId ?? "", params, async (after, limit) => {
-        const values: unknown[] = [merchantId, ...(subscriptionId === null ? [] : [subscriptionId]), ...(after ? [after.createdAt, after.id] : []), limit];
-        return (await pool.query<Row>({ ...(after ? variants.after : variants.first), values })).rows;
-      }, orderJson);
+      return page(
+        "orders",
+        subscriptionId ?? "",
+        params,
+        async (after, limit) => {
+          const values: unknown[] = [merchantId, ...(subscriptionId === null ? [] : [subscriptionId]), ...(after ? [after.createdAt, after.id] : []), limit];
+          return (await pool.query<Row>({ ...(after ? variants.after : variants.first), values })).rows;
+        },
+        orderJson,
+      );
     }
     const match = SUBSCRIPTION_PATH.exec(url.pathname);
     if (match) {
@@ -287,7 +318,9 @@ export function createFloorServer(deps: FloorDeps): Server {
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://floor");
     if (url.pathname === "/healthz") return send(response, 200, '{"status":"ok"}');
-    const presented = createHash("sha256").update(request.headers.authorization ?? "").digest();
+    const presented = createHash("sha256")
+      .update(request.headers.authorization ?? "")
+      .digest();
     if (!timingSafeEqual(presented, expectedKey)) return send(response, 401, '{"code":"invalid_api_key"}');
     if (request.method !== "GET") return send(response, 405, '{"code":"method_not_allowed"}');
     send(response, 200, await route(url));

@@ -124,7 +124,11 @@ export async function checkScenarios(scenarios: readonly Scenario[], targets: re
       const response = await fetch(scenarioUrl(scenario, target), { headers: target.headers });
       const text = await response.text();
       const ok = response.status === 200;
-      checks.push({ name: `${scenario.name} via ${target.name} answers 200`, ok, detail: ok ? `${text.length} bytes` : `status ${response.status}: ${text.slice(0, 300)}` });
+      checks.push({
+        name: `${scenario.name} via ${target.name} answers 200`,
+        ok,
+        detail: ok ? `${text.length} bytes` : `status ${response.status}: ${text.slice(0, 300)}`,
+      });
       if (ok) bodies.set(target.name, JSON.parse(text));
     }
     if (bodies.has("gateway") && bodies.has("baseline")) {
@@ -170,7 +174,12 @@ async function backendPids(admin: pg.Pool): Promise<number[]> {
  * there before the run, and those a pool opened during it (a pool closes connections idle for 10–30 s,
  * so a server's first run after the others' reconnects; all their CPU was used during the run).
  */
-function cpuPerRequest(services: CpuReadings<string>, backends: CpuReadings<number>, openedDuring: readonly number[], requests: number): Record<string, number> {
+function cpuPerRequest(
+  services: CpuReadings<string>,
+  backends: CpuReadings<number>,
+  openedDuring: readonly number[],
+  requests: number,
+): Record<string, number> {
   const perRequest: Record<string, number> = {};
   for (const [name, seconds] of cpuSecondsSince(services)) perRequest[name] = (seconds * 1e6) / Math.max(1, requests);
   const opened = openedDuring.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
@@ -242,7 +251,8 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResul
     const runs = new Map<TargetName, HttpRun[]>(options.targets.map((target) => [target.name, []]));
     for (const process of options.processes) resetPeakRss(process.pid);
     for (const target of options.targets) {
-      if (options.warmupSeconds > 0) await options.load.run({ url: scenarioUrl(scenario, target), headers: target.headers }, options.connections, options.warmupSeconds);
+      if (options.warmupSeconds > 0)
+        await options.load.run({ url: scenarioUrl(scenario, target), headers: target.headers }, options.connections, options.warmupSeconds);
     }
     for (let repetition = 1; repetition <= options.repetitions; repetition++) {
       for (const target of options.targets) {
@@ -259,7 +269,14 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpResul
     for (const process of options.processes) peaks[process.name] = peakRssMb(process.pid) ?? Number.NaN;
     for (const target of options.targets) {
       const targetRuns = runs.get(target.name)!;
-      results.push({ scenario: scenario.name, description: scenario.description, target: target.name, runs: targetRuns, ...summarizeRuns(targetRuns), peakRssMb: peaks });
+      results.push({
+        scenario: scenario.name,
+        description: scenario.description,
+        target: target.name,
+        runs: targetRuns,
+        ...summarizeRuns(targetRuns),
+        peakRssMb: peaks,
+      });
     }
   }
   return results;
@@ -313,11 +330,12 @@ export async function compareDepth(options: HttpBenchOptions, first: Scenario, d
     }
     const pair = { repetition, firstP50Ms: p50.get(first)!, deepP50Ms: p50.get(deep)!, ratio: p50.get(deep)! / p50.get(first)! };
     pairs.push(pair);
-    options.say(`depth     ${target.name.padEnd(8)} #${repetition}: first page p50 ${pair.firstP50Ms.toFixed(1)} ms, deep page p50 ${pair.deepP50Ms.toFixed(1)} ms (${pair.ratio.toFixed(2)}×)`);
+    options.say(
+      `depth     ${target.name.padEnd(8)} #${repetition}: first page p50 ${pair.firstP50Ms.toFixed(1)} ms, deep page p50 ${pair.deepP50Ms.toFixed(1)} ms (${pair.ratio.toFixed(2)}×)`,
+    );
   }
   return { target: target.name, runSeconds: options.runSeconds, pairs, ratio: median(pairs.map((pair) => pair.ratio)), non2xx, errors, fewestResponses };
 }
-
 
 /** Medians over a target's runs (errors summed), as summarizeRuns reports them. */
 type RunSummary = Pick<HttpResult, "requestsPerSecond" | "p50Ms" | "p99Ms" | "cpuUsPerRequest" | "non2xx" | "errors" | "gatewaySteps">;
@@ -369,5 +387,12 @@ export async function runPacedLatency(options: HttpBenchOptions, scenario: Scena
     const targetRuns = runs.get(target.name)!;
     return { target: target.name, runs: targetRuns, ...summarizeRuns(targetRuns), fewestResponses: Math.min(...targetRuns.map((run) => run.load.requests)) };
   });
-  return { scenario: scenario.name, offeredPerSecond, share, meanPauseMs: pacing.meanPauseMs, pacing: options.load.describePacing(pacing, options.connections), results };
+  return {
+    scenario: scenario.name,
+    offeredPerSecond,
+    share,
+    meanPauseMs: pacing.meanPauseMs,
+    pacing: options.load.describePacing(pacing, options.connections),
+    results,
+  };
 }

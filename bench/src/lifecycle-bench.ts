@@ -173,7 +173,13 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
   try {
     const created = await apiKeys.createApiKey({ merchantId, name: `npm run bench --lifecycle ${startedAt}` });
     keyId = created.apiKey?.id ?? "";
-    const { scenarios } = await buildScenarios({ adminUrl, merchantId, pageTokenSecret: secrets.pageTokenSecret, floorCursorSecret: secrets.floorCursorSecret, depth: 1 });
+    const { scenarios } = await buildScenarios({
+      adminUrl,
+      merchantId,
+      pageTokenSecret: secrets.pageTokenSecret,
+      floorCursorSecret: secrets.floorCursorSecret,
+      depth: 1,
+    });
     const list50 = scenarios.filter((scenario) => scenario.name === "list50");
     const targets: Target[] = [
       { name: "baseline", origin: stack.baselineUrl, headers: { authorization: `Bearer ${secrets.baselineKey}` } },
@@ -489,7 +495,14 @@ async function dropMonths(
         throw new Error(`expected to detach and drop ${oldest.partition_name}, got ${detached?.partition_name ?? "nothing"} and ${dropped ?? "nothing"}`);
       }
       if (underLoad) windows.push([started, ended]);
-      drops.push({ partition: oldest.partition_name, rows: Number(oldest.approx_rows), bytes: Number(oldest.bytes), detachMs: between - started, dropMs: ended - between, underLoad });
+      drops.push({
+        partition: oldest.partition_name,
+        rows: Number(oldest.approx_rows),
+        bytes: Number(oldest.bytes),
+        detachMs: between - started,
+        dropMs: ended - between,
+        underLoad,
+      });
       say(
         `removed ${oldest.partition_name} (~${Number(oldest.approx_rows).toLocaleString("en")} rows, ${(Number(oldest.bytes) / 1e6).toFixed(0)} MB): ` +
           `detach ${(between - started).toFixed(1)} ms, drop ${(ended - between).toFixed(1)} ms` +
@@ -604,22 +617,53 @@ function renderLifecycle(report: LifecycleReport): string[] {
     `| figure | empty audit log | ${report.auditRows.toLocaleString("en")} rows |`,
     "|---|---:|---:|",
     row("audit insert, Postgres CPU µs per row (50 ids)", f(report.empty.insertPostgresUsPerRow), f(report.full.insertPostgresUsPerRow)),
-    row("RecordReads of 10 reads, p50 / p99 ms", `${f(report.empty.insertCallP50Ms, 2)} / ${f(report.empty.insertCallP99Ms, 2)}`, `${f(report.full.insertCallP50Ms, 2)} / ${f(report.full.insertCallP99Ms, 2)}`),
-    row("ListAuditEvents first page, p50 / p99 ms", `${f(report.empty.firstPageP50Ms, 2)} / ${f(report.empty.firstPageP99Ms, 2)}`, `${f(report.full.firstPageP50Ms, 2)} / ${f(report.full.firstPageP99Ms, 2)}`),
-    row("ListAuditEvents walking pages, p50 / p99 ms", `${f(report.empty.walkPageP50Ms, 2)} / ${f(report.empty.walkPageP99Ms, 2)}`, `${f(report.full.walkPageP50Ms, 2)} / ${f(report.full.walkPageP99Ms, 2)}`),
-    row("list50 gateway req/s (baseline req/s), first phase", `${f(http(report.empty, "gateway").requestsPerSecond, 0)} (${f(http(report.empty, "baseline").requestsPerSecond, 0)})`, `${f(http(report.full, "gateway").requestsPerSecond, 0)} (${f(http(report.full, "baseline").requestsPerSecond, 0)})`),
-    row("list50 gateway ÷ baseline, median (runs)", `${f(report.empty.gatewayRatio, 2)} (${report.empty.gatewayRatios.map((r) => f(r, 2)).join(", ")})`, `${f(report.full.gatewayRatio, 2)} (${report.full.gatewayRatios.map((r) => f(r, 2)).join(", ")})`),
-    row("list50 gateway p50 / p99 ms, first phase", `${f(http(report.empty, "gateway").p50Ms)} / ${f(http(report.empty, "gateway").p99Ms)}`, `${f(http(report.full, "gateway").p50Ms)} / ${f(http(report.full, "gateway").p99Ms)}`),
+    row(
+      "RecordReads of 10 reads, p50 / p99 ms",
+      `${f(report.empty.insertCallP50Ms, 2)} / ${f(report.empty.insertCallP99Ms, 2)}`,
+      `${f(report.full.insertCallP50Ms, 2)} / ${f(report.full.insertCallP99Ms, 2)}`,
+    ),
+    row(
+      "ListAuditEvents first page, p50 / p99 ms",
+      `${f(report.empty.firstPageP50Ms, 2)} / ${f(report.empty.firstPageP99Ms, 2)}`,
+      `${f(report.full.firstPageP50Ms, 2)} / ${f(report.full.firstPageP99Ms, 2)}`,
+    ),
+    row(
+      "ListAuditEvents walking pages, p50 / p99 ms",
+      `${f(report.empty.walkPageP50Ms, 2)} / ${f(report.empty.walkPageP99Ms, 2)}`,
+      `${f(report.full.walkPageP50Ms, 2)} / ${f(report.full.walkPageP99Ms, 2)}`,
+    ),
+    row(
+      "list50 gateway req/s (baseline req/s), first phase",
+      `${f(http(report.empty, "gateway").requestsPerSecond, 0)} (${f(http(report.empty, "baseline").requestsPerSecond, 0)})`,
+      `${f(http(report.full, "gateway").requestsPerSecond, 0)} (${f(http(report.full, "baseline").requestsPerSecond, 0)})`,
+    ),
+    row(
+      "list50 gateway ÷ baseline, median (runs)",
+      `${f(report.empty.gatewayRatio, 2)} (${report.empty.gatewayRatios.map((r) => f(r, 2)).join(", ")})`,
+      `${f(report.full.gatewayRatio, 2)} (${report.full.gatewayRatios.map((r) => f(r, 2)).join(", ")})`,
+    ),
+    row(
+      "list50 gateway p50 / p99 ms, first phase",
+      `${f(http(report.empty, "gateway").p50Ms)} / ${f(http(report.empty, "gateway").p99Ms)}`,
+      `${f(http(report.full, "gateway").p50Ms)} / ${f(http(report.full, "gateway").p99Ms)}`,
+    ),
     row(
       "list50 Postgres CPU µs per gateway request, each phase",
-      report.phases.filter((phase) => phase.state === "empty").map((phase) => f(phase.costs.http.find((result) => result.target === "gateway")!.cpuUsPerRequest.postgres ?? Number.NaN, 0)).join(", "),
-      report.phases.filter((phase) => phase.state === "full").map((phase) => f(phase.costs.http.find((result) => result.target === "gateway")!.cpuUsPerRequest.postgres ?? Number.NaN, 0)).join(", "),
+      report.phases
+        .filter((phase) => phase.state === "empty")
+        .map((phase) => f(phase.costs.http.find((result) => result.target === "gateway")!.cpuUsPerRequest.postgres ?? Number.NaN, 0))
+        .join(", "),
+      report.phases
+        .filter((phase) => phase.state === "full")
+        .map((phase) => f(phase.costs.http.find((result) => result.target === "gateway")!.cpuUsPerRequest.postgres ?? Number.NaN, 0))
+        .join(", "),
     ),
     "",
     "| month removed | rows (estimate) | MB | reads and audit writes beside it | detach ms | drop ms |",
     "|---|---:|---:|---|---:|---:|",
     ...report.drops.map(
-      (drop) => `| ${drop.partition} | ${drop.rows.toLocaleString("en")} | ${f(drop.bytes / 1e6, 0)} | ${drop.underLoad ? "yes" : "no"} | ${f(drop.detachMs)} | ${f(drop.dropMs)} |`,
+      (drop) =>
+        `| ${drop.partition} | ${drop.rows.toLocaleString("en")} | ${f(drop.bytes / 1e6, 0)} | ${drop.underLoad ? "yes" : "no"} | ${f(drop.detachMs)} | ${f(drop.dropMs)} |`,
     ),
     "",
     `Reads and audit writes next to the drops: max ${f(report.readPathDuringDrops.duringMaxMs)} ms over the ${report.readPathDuringDrops.duringCount} that overlapped a drop; ` +

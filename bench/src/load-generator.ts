@@ -99,7 +99,8 @@ function wrkGenerator(): LoadGenerator {
   return {
     name: "wrk",
     describe: "wrk, 1 thread, on the same 2 cores as every server (no pinning)",
-    describePacing: (pacing) => `each pausing ${pacing.meanPauseMs.toFixed(0)} ms on average (exponentially distributed, wrk's delay() hook) before every request`,
+    describePacing: (pacing) =>
+      `each pausing ${pacing.meanPauseMs.toFixed(0)} ms on average (exponentially distributed, wrk's delay() hook) before every request`,
     run(target, connections, seconds, pacing) {
       const args = ["-t1", `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, "--timeout", "10s", "--latency"];
       for (const [name, value] of Object.entries(target.headers)) args.push("-H", `${name}: ${value}`);
@@ -174,17 +175,29 @@ interface AutocannonResult {
  * missing and `mayInstall`, running as root, it is installed from Debian's packages (saying so);
  * otherwise autocannon.
  */
-export async function chooseLoadGenerator(preference: "wrk" | "autocannon" | undefined, mayInstall: boolean, say: (line: string) => void): Promise<LoadGenerator> {
+export async function chooseLoadGenerator(
+  preference: "wrk" | "autocannon" | undefined,
+  mayInstall: boolean,
+  say: (line: string) => void,
+): Promise<LoadGenerator> {
   if (preference === "autocannon") return autocannonGenerator();
   if (hasWrk()) return wrkGenerator();
   if (mayInstall && process.getuid?.() === 0) {
     say("wrk is not installed: installing the Debian package (apt-get install -y wrk)");
     try {
-      execFileSync("apt-get", ["install", "-y", "-q", "wrk"], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeout: 180_000 });
+      execFileSync("apt-get", ["install", "-y", "-q", "wrk"], {
+        stdio: "ignore",
+        env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+        timeout: 180_000,
+      });
     } catch {
       try {
         execFileSync("apt-get", ["update", "-q"], { stdio: "ignore", timeout: 180_000 });
-        execFileSync("apt-get", ["install", "-y", "-q", "wrk"], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeout: 180_000 });
+        execFileSync("apt-get", ["install", "-y", "-q", "wrk"], {
+          stdio: "ignore",
+          env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+          timeout: 180_000,
+        });
       } catch (error) {
         say(`could not install wrk (${(error as Error).message.split("\n")[0]}); using autocannon`);
       }

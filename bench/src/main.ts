@@ -89,7 +89,19 @@ async function main(): Promise<number> {
     if (options.profile) {
       const scenario = scenarios.find((entry) => entry.name === options.profile);
       if (!scenario) throw new Error(`--profile: no scenario "${options.profile}" (${scenarios.map((entry) => entry.name).join(", ")})`);
-      await runHttpBench({ scenarios: [scenario], targets: targets.filter((target) => target.name === "gateway"), processes, load, connections: options.connections, warmupSeconds: options.warmupSeconds, runSeconds: options.runSeconds, repetitions: 1, cores: cpus().length, admin, say });
+      await runHttpBench({
+        scenarios: [scenario],
+        targets: targets.filter((target) => target.name === "gateway"),
+        processes,
+        load,
+        connections: options.connections,
+        warmupSeconds: options.warmupSeconds,
+        runSeconds: options.runSeconds,
+        repetitions: 1,
+        cores: cpus().length,
+        admin,
+        say,
+      });
       await apiKeys.revokeApiKey({ merchantId: dataset.bigMerchantId, apiKeyId: keyId }).catch(() => {});
       keyId = "";
       await stack.stop();
@@ -115,7 +127,10 @@ async function main(): Promise<number> {
     const deepPage = scenarios.find((scenario) => scenario.name === "deep50");
     const gatewayTarget = targets.find((target) => target.name === "gateway");
     // Five pairs (one for --smoke, which only keeps the harness working).
-    const depth = firstPage && deepPage && gatewayTarget ? await compareDepth(httpOptions, firstPage, deepPage, gatewayTarget, options.mode === "smoke" ? 1 : 5) : undefined;
+    const depth =
+      firstPage && deepPage && gatewayTarget
+        ? await compareDepth(httpOptions, firstPage, deepPage, gatewayTarget, options.mode === "smoke" ? 1 : 5)
+        : undefined;
     if (depth) checks.push(...loadChecks("depth pairs", depth, options.connections));
     const baselinePeak = http.find((result) => result.scenario === "list50" && result.target === "baseline")?.requestsPerSecond;
     const paced = firstPage && baselinePeak ? await runPacedLatency(httpOptions, firstPage, baselinePeak, PACED_SHARE) : undefined;
@@ -126,7 +141,12 @@ async function main(): Promise<number> {
     }
     const webhooks = options.skipWebhooks
       ? undefined
-      : await webhookPhase(options, dataset, secrets, { admin, webhookUrl: stack.webhookUrl, receiver, processes: processes.filter((process) => ["webhook", "relay"].includes(process.name)) });
+      : await webhookPhase(options, dataset, secrets, {
+          admin,
+          webhookUrl: stack.webhookUrl,
+          receiver,
+          processes: processes.filter((process) => ["webhook", "relay"].includes(process.name)),
+        });
     if (webhooks) checks.push(...webhookChecks(webhooks));
 
     const { adminUrl: _adminUrl, ...datasetFacts } = dataset;
@@ -134,7 +154,14 @@ async function main(): Promise<number> {
       startedAt,
       mode: options.scenarios ? `${options.mode} --scenarios ${scenarios.map((scenario) => scenario.name).join(",")}` : options.mode,
       machine: machineFacts(loadAverageAtStart, wakeProbe, `the load generator (${load.describe}), every service, Postgres and NATS`),
-      settings: { connections: options.connections, warmupSeconds: options.warmupSeconds, runSeconds: options.runSeconds, repetitions: options.repetitions, loadGenerator: load.name, serviceLogLevel: options.logLevel },
+      settings: {
+        connections: options.connections,
+        warmupSeconds: options.warmupSeconds,
+        runSeconds: options.runSeconds,
+        repetitions: options.repetitions,
+        loadGenerator: load.name,
+        serviceLogLevel: options.logLevel,
+      },
       dataset: { ...datasetFacts, ...facts },
       checks,
       http,
@@ -166,7 +193,8 @@ async function main(): Promise<number> {
 function selectScenarios<T extends { name: string }>(all: readonly T[], names: readonly string[] | undefined): T[] {
   if (!names) return [...all];
   const unknown = names.filter((name) => !all.some((scenario) => scenario.name === name));
-  if (unknown.length) throw new Error(`--scenarios: no scenario ${unknown.map((name) => `"${name}"`).join(", ")} (${all.map((scenario) => scenario.name).join(", ")})`);
+  if (unknown.length)
+    throw new Error(`--scenarios: no scenario ${unknown.map((name) => `"${name}"`).join(", ")} (${all.map((scenario) => scenario.name).join(", ")})`);
   return all.filter((scenario) => names.includes(scenario.name));
 }
 
@@ -192,8 +220,16 @@ function webhookPhase(
 
 function webhookChecks(webhooks: WebhookResult): Check[] {
   return [
-    { name: "every timed change was delivered", ok: webhooks.latency.arrived === webhooks.latency.changes, detail: `${webhooks.latency.arrived}/${webhooks.latency.changes}` },
-    { name: "every burst change was delivered", ok: webhooks.burst.arrived >= webhooks.burst.changes, detail: `${webhooks.burst.arrived}/${webhooks.burst.changes}` },
+    {
+      name: "every timed change was delivered",
+      ok: webhooks.latency.arrived === webhooks.latency.changes,
+      detail: `${webhooks.latency.arrived}/${webhooks.latency.changes}`,
+    },
+    {
+      name: "every burst change was delivered",
+      ok: webhooks.burst.arrived >= webhooks.burst.changes,
+      detail: `${webhooks.burst.arrived}/${webhooks.burst.changes}`,
+    },
     { name: "every delivery carried a valid signature", ok: webhooks.badSignatures === 0, detail: `${webhooks.badSignatures} bad` },
   ];
 }
@@ -270,7 +306,12 @@ async function webhooksOnly(
   });
   let code: number;
   try {
-    const webhooks = await webhookPhase(options, dataset, secrets, { admin, webhookUrl: stack.webhookUrl, receiver, processes: stack.processes.map(({ name, pid }) => ({ name, pid })) });
+    const webhooks = await webhookPhase(options, dataset, secrets, {
+      admin,
+      webhookUrl: stack.webhookUrl,
+      receiver,
+      processes: stack.processes.map(({ name, pid }) => ({ name, pid })),
+    });
     const checks = webhookChecks(webhooks);
     const { adminUrl: _adminUrl, ...datasetFacts } = dataset;
     const report: BenchReport = {
@@ -306,7 +347,13 @@ async function webhooksOnly(
  * --feed: the read path (gateway, query, auth), the change feed's figures, a result file; docs/ stay as
  * they are (docs/benchmarks.md keeps the latest table by hand, with the run it came from).
  */
-async function feedOnly(options: BenchOptions, dataset: Dataset, secrets: BenchSecrets, roles: Awaited<ReturnType<typeof roleUrls>>, stamp: string): Promise<number> {
+async function feedOnly(
+  options: BenchOptions,
+  dataset: Dataset,
+  secrets: BenchSecrets,
+  roles: Awaited<ReturnType<typeof roleUrls>>,
+  stamp: string,
+): Promise<number> {
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
   say("starting the read path (query, auth, gateway)");

@@ -28,7 +28,10 @@ describe("parseOptions --lifecycle", () => {
     const options = parseOptions(["--lifecycle"], {});
     expect(options.lifecycleAuditRows).toBe(10_000_000);
     expect([options.subscriptions, options.merchants]).toEqual([2_000, 4]);
-    expect(parseOptions(["--lifecycle", "--audit-rows", "2000000", "--subscriptions", "100000"], {})).toMatchObject({ lifecycleAuditRows: 2_000_000, subscriptions: 100_000 });
+    expect(parseOptions(["--lifecycle", "--audit-rows", "2000000", "--subscriptions", "100000"], {})).toMatchObject({
+      lifecycleAuditRows: 2_000_000,
+      subscriptions: 100_000,
+    });
     expect(parseOptions([], {}).lifecycleAuditRows).toBeUndefined();
   });
 

@@ -56,10 +56,58 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-const MODES: Record<BenchMode, Omit<BenchOptions, "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "lifecycleAuditRows" | "databaseUrl" | "natsUrl" | "logLevel">> = {
-  full: { mode: "full", subscriptions: 1_000_000, merchants: 100, warmupSeconds: 3, runSeconds: 10, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 20_000, catchUpEvents: 100_000 },
-  quick: { mode: "quick", subscriptions: 100_000, merchants: 100, warmupSeconds: 3, runSeconds: 5, repetitions: 3, connections: 64, depth: 100_000, latencyChanges: 200, burstChanges: 20_000, wakeProbeSamples: 200, feedEvents: 5_000, catchUpEvents: 30_000 },
-  smoke: { mode: "smoke", subscriptions: 2_000, merchants: 4, warmupSeconds: 0, runSeconds: 1, repetitions: 1, connections: 8, depth: 100_000, latencyChanges: 5, burstChanges: 100, wakeProbeSamples: 20, feedEvents: 200, catchUpEvents: 300 },
+const MODES: Record<
+  BenchMode,
+  Omit<
+    BenchOptions,
+    "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "lifecycleAuditRows" | "databaseUrl" | "natsUrl" | "logLevel"
+  >
+> = {
+  full: {
+    mode: "full",
+    subscriptions: 1_000_000,
+    merchants: 100,
+    warmupSeconds: 3,
+    runSeconds: 10,
+    repetitions: 3,
+    connections: 64,
+    depth: 100_000,
+    latencyChanges: 200,
+    burstChanges: 20_000,
+    wakeProbeSamples: 200,
+    feedEvents: 20_000,
+    catchUpEvents: 100_000,
+  },
+  quick: {
+    mode: "quick",
+    subscriptions: 100_000,
+    merchants: 100,
+    warmupSeconds: 3,
+    runSeconds: 5,
+    repetitions: 3,
+    connections: 64,
+    depth: 100_000,
+    latencyChanges: 200,
+    burstChanges: 20_000,
+    wakeProbeSamples: 200,
+    feedEvents: 5_000,
+    catchUpEvents: 30_000,
+  },
+  smoke: {
+    mode: "smoke",
+    subscriptions: 2_000,
+    merchants: 4,
+    warmupSeconds: 0,
+    runSeconds: 1,
+    repetitions: 1,
+    connections: 8,
+    depth: 100_000,
+    latencyChanges: 5,
+    burstChanges: 100,
+    wakeProbeSamples: 20,
+    feedEvents: 200,
+    catchUpEvents: 300,
+  },
 };
 
 export const USAGE = `npm run bench [-- options]
@@ -106,14 +154,29 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     const arg = argv[i];
     const next = () => argv[++i];
     switch (arg) {
-      case "--quick": mode = "quick"; break;
-      case "--smoke": mode = "smoke"; break;
-      case "--subscriptions": overrides.subscriptions = Math.floor(positive(arg, next())); break;
-      case "--connections": overrides.connections = Math.floor(positive(arg, next())); break;
-      case "--seconds": overrides.runSeconds = positive(arg, next()); break;
-      case "--repetitions": overrides.repetitions = Math.floor(positive(arg, next())); break;
+      case "--quick":
+        mode = "quick";
+        break;
+      case "--smoke":
+        mode = "smoke";
+        break;
+      case "--subscriptions":
+        overrides.subscriptions = Math.floor(positive(arg, next()));
+        break;
+      case "--connections":
+        overrides.connections = Math.floor(positive(arg, next()));
+        break;
+      case "--seconds":
+        overrides.runSeconds = positive(arg, next());
+        break;
+      case "--repetitions":
+        overrides.repetitions = Math.floor(positive(arg, next()));
+        break;
       case "--scenarios": {
-        scenarios = (next() ?? "").split(",").map((name) => name.trim()).filter((name) => name.length > 0);
+        scenarios = (next() ?? "")
+          .split(",")
+          .map((name) => name.trim())
+          .filter((name) => name.length > 0);
         if (scenarios.length === 0) throw new Error("--scenarios takes a comma-separated list of scenario names");
         break;
       }
@@ -123,20 +186,36 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
         mix = value;
         break;
       }
-      case "--no-webhooks": skipWebhooks = true; break;
-      case "--webhooks-only": webhooksOnly = true; break;
-      case "--lifecycle": lifecycle = true; break;
-      case "--audit-rows": auditRows = Math.floor(positive(arg, next())); break;
-      case "--feed": feedOnly = true; break;
-      case "--profile": profile = next(); if (!profile) throw new Error("--profile takes a scenario name"); break;
+      case "--no-webhooks":
+        skipWebhooks = true;
+        break;
+      case "--webhooks-only":
+        webhooksOnly = true;
+        break;
+      case "--lifecycle":
+        lifecycle = true;
+        break;
+      case "--audit-rows":
+        auditRows = Math.floor(positive(arg, next()));
+        break;
+      case "--feed":
+        feedOnly = true;
+        break;
+      case "--profile":
+        profile = next();
+        if (!profile) throw new Error("--profile takes a scenario name");
+        break;
       case "--tool": {
         const tool = next();
         if (tool !== "wrk" && tool !== "autocannon") throw new Error(`--tool takes wrk or autocannon, got "${tool ?? ""}"`);
         loadTool = tool;
         break;
       }
-      case "--help": case "-h": throw new Error(USAGE);
-      default: throw new Error(`unknown option "${arg}"\n${USAGE}`);
+      case "--help":
+      case "-h":
+        throw new Error(USAGE);
+      default:
+        throw new Error(`unknown option "${arg}"\n${USAGE}`);
     }
   }
   if (skipWebhooks && webhooksOnly) throw new Error("--no-webhooks and --webhooks-only exclude each other");
@@ -148,7 +227,8 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     throw new Error("--lifecycle excludes --scenarios, --webhooks-only, --feed, --no-webhooks and --profile");
   }
   // The lifecycle bench reads one small merchant walk: the smoke dataset is enough unless a size is asked for.
-  if (lifecycle && overrides.subscriptions === undefined && mode === "full") Object.assign(overrides, { subscriptions: MODES.smoke.subscriptions, merchants: MODES.smoke.merchants });
+  if (lifecycle && overrides.subscriptions === undefined && mode === "full")
+    Object.assign(overrides, { subscriptions: MODES.smoke.subscriptions, merchants: MODES.smoke.merchants });
   return {
     ...MODES[mode],
     ...overrides,

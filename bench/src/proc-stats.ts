@@ -35,13 +35,15 @@ export function pidsNamed(name: string): number[] {
   } catch {
     return [];
   }
-  return entries.filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name;
-    } catch {
-      return false;
-    }
-  }).map(Number);
+  return entries
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** Each process's pid and CPU seconds at one moment (undefined for one that is gone), by a key of the caller's. */

@@ -25,7 +25,12 @@ function moduleOf(url: string, functionName: string): string {
   if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
   const packageMatch = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (packageMatch) return packageMatch[1] as string;
-  if (url.startsWith("node:")) return url.replace(/^node:internal\/(deps\/)?/, "node:").split("/").slice(0, 2).join("/");
+  if (url.startsWith("node:"))
+    return url
+      .replace(/^node:internal\/(deps\/)?/, "node:")
+      .split("/")
+      .slice(0, 2)
+      .join("/");
   const workspace = /\/(services\/[^/]+|gateway|bench|proto)\/(.*)$/.exec(url);
   return workspace ? `${workspace[1]}/${workspace[2]}` : url;
 }

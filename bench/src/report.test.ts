@@ -17,7 +17,14 @@ function olderWebhooksReport(): BenchReport {
   return {
     startedAt: "2026-11-25T04:01:40.159Z",
     mode: "full --webhooks-only",
-    machine: { cores: 2, cpuModel: "AMD EPYC", node: "20.20.2", loadAverageAtStart: [0.76, 0.41, 0.16], loadAverageAtEnd: [1, 1, 1], sharing: "Cores were shared." },
+    machine: {
+      cores: 2,
+      cpuModel: "AMD EPYC",
+      node: "20.20.2",
+      loadAverageAtStart: [0.76, 0.41, 0.16],
+      loadAverageAtEnd: [1, 1, 1],
+      sharing: "Cores were shared.",
+    },
     settings: { connections: 0, warmupSeconds: 0, runSeconds: 0, repetitions: 0, loadGenerator: "none", serviceLogLevel: "warn" },
     dataset: {
       databaseName: "subdata_bench_s1000000_m100",
@@ -86,7 +93,13 @@ describe("renderTables", () => {
       errors: 0,
       runs: [],
     });
-    report.http = [run("floor", "list50", 1000, 40), run("baseline", "list50", 900, 45), run("gateway", "list50", 800, 70), run("floor", "get", 4000, 10), run("gateway", "get", 1000, 30)];
+    report.http = [
+      run("floor", "list50", 1000, 40),
+      run("baseline", "list50", 900, 45),
+      run("gateway", "list50", 800, 70),
+      run("floor", "get", 4000, 10),
+      run("gateway", "get", 1000, 30),
+    ];
     report.targets = judgeTargets(report.http, undefined, undefined);
     const tables = renderTables(report);
     expect(tables).toContain("| list50 | 1,000 | 900 | 800 | 0.80 | 0.89 | 10.0 / 40.0 | 10.0 / 45.0 | 10.0 / 70.0 |");

@@ -51,14 +51,24 @@ const MIX_DESCRIPTIONS: Record<TenantMix, string> = {
   small: "small mix: rows shared evenly, the scenarios read the first merchant",
 };
 
-const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "–");
+const fixed = (value: number, digits = 0) =>
+  Number.isFinite(value) ? value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "–";
 const find = (http: readonly HttpResult[], scenario: string, target: string) => http.find((result) => result.scenario === scenario && result.target === target);
 const GATEWAY_PATH = ["gateway", "query", "auth"];
 
-export function judgeTargets(http: readonly HttpResult[], depth: DepthComparison | undefined, webhooks: WebhookResult | undefined, paced?: PacedLatency): TargetVerdict[] {
+export function judgeTargets(
+  http: readonly HttpResult[],
+  depth: DepthComparison | undefined,
+  webhooks: WebhookResult | undefined,
+  paced?: PacedLatency,
+): TargetVerdict[] {
   const verdicts: TargetVerdict[] = [];
   // Against the independent floor (its own SQL and rendering), as the issue sets them.
-  for (const [scenario, label, share] of [["list50", "list page", 0.7], ["orders50", "orders page", 0.7], ["get", "GET /v1/subscriptions/{id}", 0.5]] as const) {
+  for (const [scenario, label, share] of [
+    ["list50", "list page", 0.7],
+    ["orders50", "orders page", 0.7],
+    ["get", "GET /v1/subscriptions/{id}", 0.5],
+  ] as const) {
     const gateway = find(http, scenario, "gateway");
     const floor = find(http, scenario, "floor");
     if (!gateway || !floor) continue;
@@ -86,7 +96,9 @@ export function judgeTargets(http: readonly HttpResult[], depth: DepthComparison
       target: `gateway list page p99 ≤ 50 ms with the connections paced (set for ${fixed(paced.share * 100)} % of the baseline's closed-loop rate)`,
       measured:
         `${fixed(pacedGateway.p99Ms, 1)} ms at ${fixed(pacedGateway.requestsPerSecond)} req/s` +
-        (others.length ? ` (${others.map((result) => `${result.target} ${fixed(result.p99Ms, 1)} ms at ${fixed(result.requestsPerSecond)} req/s`).join(", ")})` : ""),
+        (others.length
+          ? ` (${others.map((result) => `${result.target} ${fixed(result.p99Ms, 1)} ms at ${fixed(result.requestsPerSecond)} req/s`).join(", ")})`
+          : ""),
       met: pacedGateway.p99Ms <= 50,
     });
   }
@@ -98,10 +110,20 @@ export function judgeTargets(http: readonly HttpResult[], depth: DepthComparison
     });
   }
   if (webhooks) {
-    verdicts.push({ target: "change → delivered webhook p99 ≤ 250 ms (idle)", measured: `${fixed(webhooks.latency.p99Ms, 1)} ms`, met: webhooks.latency.p99Ms <= 250 });
-    verdicts.push({ target: "≥ 2,000 deliveries/s sustained", measured: `${fixed(webhooks.burst.deliveriesPerSecond)}/s`, met: webhooks.burst.deliveriesPerSecond >= 2000 });
+    verdicts.push({
+      target: "change → delivered webhook p99 ≤ 250 ms (idle)",
+      measured: `${fixed(webhooks.latency.p99Ms, 1)} ms`,
+      met: webhooks.latency.p99Ms <= 250,
+    });
+    verdicts.push({
+      target: "≥ 2,000 deliveries/s sustained",
+      measured: `${fixed(webhooks.burst.deliveriesPerSecond)}/s`,
+      met: webhooks.burst.deliveriesPerSecond >= 2000,
+    });
   }
-  const peaks = [...http.flatMap((result) => Object.entries(result.peakRssMb)), ...Object.entries(webhooks?.burst.peakRssMb ?? {})].filter(([, mb]) => Number.isFinite(mb));
+  const peaks = [...http.flatMap((result) => Object.entries(result.peakRssMb)), ...Object.entries(webhooks?.burst.peakRssMb ?? {})].filter(([, mb]) =>
+    Number.isFinite(mb),
+  );
   if (peaks.length) {
     const [name, mb] = peaks.reduce((max, entry) => (entry[1] > max[1] ? entry : max));
     verdicts.push({ target: "no process above 200 MB RSS under load", measured: `max ${fixed(mb)} MB (${name})`, met: mb <= 200 });
@@ -167,13 +189,19 @@ export function renderTables(report: BenchReport): string {
     for (const result of p.results) {
       const cpu = (name: string) => fixed(result.cpuUsPerRequest[name] ?? Number.NaN);
       const processes = result.target === "gateway" ? [...GATEWAY_PATH.map(cpu), cpu("postgres")] : [cpu(result.target), cpu("postgres")];
-      lines.push(`| ${result.target} | ${fixed(result.requestsPerSecond)} | ${fixed(result.p50Ms, 1)} / ${fixed(result.p99Ms, 1)} | ${processes.join(" / ")} |`);
+      lines.push(
+        `| ${result.target} | ${fixed(result.requestsPerSecond)} | ${fixed(result.p50Ms, 1)} / ${fixed(result.p99Ms, 1)} | ${processes.join(" / ")} |`,
+      );
     }
   }
   const stepRows: Array<[string, GatewaySteps]> = [
-    ...report.http.flatMap((result): Array<[string, GatewaySteps]> => (result.target === "gateway" && result.gatewaySteps ? [[`${result.scenario}, closed loop`, result.gatewaySteps]] : [])),
-    ...(report.paced?.results ?? []).flatMap((result): Array<[string, GatewaySteps]> =>
-      result.target === "gateway" && result.gatewaySteps ? [[`${report.paced!.scenario}, paced`, result.gatewaySteps]] : [],
+    ...report.http.flatMap(
+      (result): Array<[string, GatewaySteps]> =>
+        result.target === "gateway" && result.gatewaySteps ? [[`${result.scenario}, closed loop`, result.gatewaySteps]] : [],
+    ),
+    ...(report.paced?.results ?? []).flatMap(
+      (result): Array<[string, GatewaySteps]> =>
+        result.target === "gateway" && result.gatewaySteps ? [[`${report.paced!.scenario}, paced`, result.gatewaySteps]] : [],
     ),
   ];
   if (stepRows.length) {
@@ -209,7 +237,8 @@ export function renderTables(report: BenchReport): string {
     );
   }
   lines.push("", "| target (issue) | measured | met |", "|---|---:|:---:|");
-  for (const verdict of report.targets) lines.push(`| ${verdict.target} | ${verdict.measured} | ${verdict.met === undefined ? "–" : verdict.met ? "yes" : "**no**"} |`);
+  for (const verdict of report.targets)
+    lines.push(`| ${verdict.target} | ${verdict.measured} | ${verdict.met === undefined ? "–" : verdict.met ? "yes" : "**no**"} |`);
   return lines.join("\n");
 }
 

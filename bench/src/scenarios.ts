@@ -41,7 +41,8 @@ export async function buildScenarios(input: {
   try {
     const status = subscriptionStatusToDb(SubscriptionStatus.ACTIVE) as string;
     const activeRows = Number(
-      (await pool.query("SELECT count(*)::int AS n FROM subscriptions WHERE merchant_id = $1 AND status = $2::subscription_status", [input.merchantId, status])).rows[0].n,
+      (await pool.query("SELECT count(*)::int AS n FROM subscriptions WHERE merchant_id = $1 AND status = $2::subscription_status", [input.merchantId, status]))
+        .rows[0].n,
     );
     // The full dataset reaches the asked depth; smaller ones go 90 % of the way down their walk.
     const depth = Math.max(1, Math.min(input.depth, Math.floor(activeRows * 0.9)));
@@ -53,9 +54,19 @@ export async function buildScenarios(input: {
       )
     ).rows[0];
     if (!row) throw new Error(`the big merchant has no ACTIVE row at depth ${depth}`);
-    const binding = { method: `${SubscriptionService.typeName}/${SubscriptionService.method.listSubscriptions.name}`, merchantId: input.merchantId, filter: { status } };
+    const binding = {
+      method: `${SubscriptionService.typeName}/${SubscriptionService.method.listSubscriptions.name}`,
+      merchantId: input.merchantId,
+      filter: { status },
+    };
     const cursor = createPageTokenCodec(input.pageTokenSecret).encode(binding, [row.created_at, row.id]);
-    const floorCursor = encodeFloorCursor(input.floorCursorSecret, { route: "subscriptions", merchantId: input.merchantId, filter: STATUS, createdAt: row.created_at, id: row.id });
+    const floorCursor = encodeFloorCursor(input.floorCursorSecret, {
+      route: "subscriptions",
+      merchantId: input.merchantId,
+      filter: STATUS,
+      createdAt: row.created_at,
+      id: row.id,
+    });
 
     // A typical subscription: the median charge count among the 200 oldest active ones.
     const candidates = (
@@ -70,7 +81,11 @@ export async function buildScenarios(input: {
 
     const scenarios: Scenario[] = [
       { name: "list50", description: `GET /v1/subscriptions?status=${STATUS}&limit=50 (first page)`, path: `/api/v1/subscriptions?status=${STATUS}&limit=50` },
-      { name: "list200", description: `GET /v1/subscriptions?status=${STATUS}&limit=200 (first page)`, path: `/api/v1/subscriptions?status=${STATUS}&limit=200` },
+      {
+        name: "list200",
+        description: `GET /v1/subscriptions?status=${STATUS}&limit=200 (first page)`,
+        path: `/api/v1/subscriptions?status=${STATUS}&limit=200`,
+      },
       {
         name: "deep50",
         description: `GET /v1/subscriptions?status=${STATUS}&limit=50, cursor at row ${depth.toLocaleString("en")}`,

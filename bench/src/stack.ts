@@ -211,7 +211,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // The gateway first (stops taking requests), then the rest; bounded, then killed.
     const order = [...running].sort((a, b) => Number(b.name === "gateway") - Number(a.name === "gateway"));
     for (const entry of order) await entry.process.stop(15_000);
-    await deleteStream(options.natsUrl, streamNames.stream).catch((error: Error) => options.say(`could not delete stream ${streamNames.stream}: ${error.message}`));
+    await deleteStream(options.natsUrl, streamNames.stream).catch((error: Error) =>
+      options.say(`could not delete stream ${streamNames.stream}: ${error.message}`),
+    );
   };
   for (const spec of specs) {
     const profiled = options.profile?.names.includes(spec.name);

@@ -89,7 +89,9 @@ async function freshEndpoint(options: WebhookBenchOptions): Promise<{ endpointId
 
 /** The bench database's backends (the services' pools and listeners), to read Postgres CPU per delivery. */
 async function backendPids(admin: pg.Pool): Promise<number[]> {
-  const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'subdata-bench'");
+  const result = await admin.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'subdata-bench'",
+  );
   return result.rows.map((row) => row.pid);
 }
 
@@ -100,10 +102,10 @@ async function pendingOutboxRows(admin: pg.Pool): Promise<number> {
 /** Sequential changes with small gaps on an idle stack: commit → arrival at the receiver. */
 async function measureLatency(options: WebhookBenchOptions, client: pg.PoolClient): Promise<WebhookResult["latency"]> {
   const rows = (
-    await client.query<{ id: string; status: SubscriptionStatus }>("SELECT id, status::text AS status FROM subscriptions WHERE merchant_id = $1 ORDER BY id LIMIT $2", [
-      options.merchantId,
-      options.latencyChanges,
-    ])
+    await client.query<{ id: string; status: SubscriptionStatus }>(
+      "SELECT id, status::text AS status FROM subscriptions WHERE merchant_id = $1 ORDER BY id LIMIT $2",
+      [options.merchantId, options.latencyChanges],
+    )
   ).rows;
   const latencies: number[] = [];
   for (const row of rows) {
@@ -130,7 +132,9 @@ async function measureLatency(options: WebhookBenchOptions, client: pg.PoolClien
  * deliveries/s then showed that figure whatever the pipeline could do (changesPerSecond reports it).
  */
 async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient): Promise<WebhookResult["burst"]> {
-  const ids = (await client.query<{ id: string }>("SELECT id FROM subscriptions WHERE merchant_id = $1 ORDER BY id", [options.merchantId])).rows.map((row) => row.id);
+  const ids = (await client.query<{ id: string }>("SELECT id FROM subscriptions WHERE merchant_id = $1 ORDER BY id", [options.merchantId])).rows.map(
+    (row) => row.id,
+  );
   const lastSeq = (await client.query("SELECT coalesce(max(seq), 0)::text AS seq FROM event_outbox")).rows[0].seq as string;
   for (const service of options.processes) resetPeakRss(service.pid);
   options.receiver.reset();
@@ -147,7 +151,10 @@ async function measureBurst(options: WebhookBenchOptions, client: pg.PoolClient)
         chunk.push(ids[offset % ids.length] as string);
         offset++;
       }
-      const result = await client.query("UPDATE subscriptions SET quantity = quantity % 9 + 1 WHERE merchant_id = $1 AND id = ANY($2::text[])", [options.merchantId, chunk]);
+      const result = await client.query("UPDATE subscriptions SET quantity = quantity % 9 + 1 WHERE merchant_id = $1 AND id = ANY($2::text[])", [
+        options.merchantId,
+        chunk,
+      ]);
       made += result.rowCount ?? 0;
     }
   } catch (error) {
@@ -207,7 +214,8 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
   const client = await options.admin.connect();
   try {
     // Start from a quiet pipeline: nothing left in the outbox, nothing still arriving.
-    if (!(await waitUntil(async () => (await pendingOutboxRows(options.admin)) === 0, 120_000))) options.say("the outbox did not drain within 120 s; measuring anyway");
+    if (!(await waitUntil(async () => (await pendingOutboxRows(options.admin)) === 0, 120_000)))
+      options.say("the outbox did not drain within 120 s; measuring anyway");
     // What autovacuum would have done: every run leaves ~20,000 dead rows in each of these tables (the
     // local Postgres runs without autovacuum), and claims then walk dead index entries; after a dozen
     // runs webhook_deliveries held 35 live and 823,160 dead rows, and Postgres CPU per delivery doubled.
@@ -227,7 +235,9 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
     options.say(
       `webhooks: ${burst.deliveriesPerSecond.toFixed(0)} deliveries/s, relay ${burst.relayRowsPerSecond.toFixed(0)} rows/s (${burst.arrived}/${burst.changes} arrived); ` +
         `the burst's UPDATEs ran at ${burst.changesPerSecond.toFixed(0)} changes/s before their commit; ` +
-        `CPU µs per delivery: ${Object.entries(burst.cpuUsPerDelivery).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(", ")}; ` +
+        `CPU µs per delivery: ${Object.entries(burst.cpuUsPerDelivery)
+          .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+          .join(", ")}; ` +
         `${(burst.machineBusyCores ?? Number.NaN).toFixed(2)} cores busy`,
     );
     return { latency, burst, badSignatures: latencyBadSignatures + options.receiver.badSignatures };

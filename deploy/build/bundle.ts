@@ -87,7 +87,8 @@ function externalThirdParty(repoRoot: string): Plugin {
         for (let dir = args.resolveDir; dir.startsWith(repoRoot); dir = dirname(dir)) {
           const modules = join(dir, "node_modules");
           if (!existsSync(join(modules, name))) continue;
-          if (modules !== rootModules) return { errors: [{ text: `${name} resolves to ${relative(repoRoot, modules)}, not the root node_modules the bundle loads it from` }] };
+          if (modules !== rootModules)
+            return { errors: [{ text: `${name} resolves to ${relative(repoRoot, modules)}, not the root node_modules the bundle loads it from` }] };
           break;
         }
         return { path: args.path, external: true };

@@ -19,7 +19,11 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       return Object.entries((configMap as RenderedObject).data as Record<string, string>);
     });
     const own = (container.env ?? []).map((variable) => [variable.name, variable.value ?? placeholderSecrets[variable.name] ?? "from-secret"] as const);
-    return { script: scriptOf(container), names: (container.env ?? []).map((variable) => variable.name), environment: Object.fromEntries([...fromConfigMaps, ...own]) };
+    return {
+      script: scriptOf(container),
+      names: (container.env ?? []).map((variable) => variable.name),
+      environment: Object.fromEntries([...fromConfigMaps, ...own]),
+    };
   };
 
   it("runs each Deployment's process with a configuration that loads: every required variable set, every value valid", async () => {
@@ -38,7 +42,10 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
     for (const workload of deployments) {
       const { script, names } = environmentOf(workload);
       const known = processVariables[script]!;
-      expect(names.filter((name) => !known.includes(name)), workload.name).toEqual([]);
+      expect(
+        names.filter((name) => !known.includes(name)),
+        workload.name,
+      ).toEqual([]);
     }
   });
 
@@ -53,7 +60,10 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       for (const name of requiredVariables(shape!)) expect(environment, `${workload.name} sets ${name}`).toHaveProperty(name);
       expect(() => loadConfig(shape!, environment), workload.name).not.toThrow();
       const own = (container.env ?? []).map((variable) => variable.name);
-      expect(own.filter((name) => !Object.keys(shape!).includes(name)), workload.name).toEqual([]);
+      expect(
+        own.filter((name) => !Object.keys(shape!).includes(name)),
+        workload.name,
+      ).toEqual([]);
     }
   });
 
@@ -79,7 +89,10 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
         given += 1;
       }
       const optional = env.filter((variable) => variable.valueFrom?.secretKeyRef?.optional).map((variable) => variable.name);
-      expect(optional.filter((name) => !rotation.includes(name) && !tracing.includes(name)), workload.name).toEqual([]);
+      expect(
+        optional.filter((name) => !rotation.includes(name) && !tracing.includes(name)),
+        workload.name,
+      ).toEqual([]);
     }
     // query, auth and webhook: two each, and the webhook's previous master keys.
     expect(given).toBe(7);

@@ -57,7 +57,8 @@ describe("deploy/docker/Dockerfile", () => {
     const next = instructions.findIndex((instruction, index) => index > start && instruction.keyword === "FROM");
     return instructions.slice(start, next === -1 ? undefined : next);
   };
-  const argsOf = (instructions: Instruction[], keyword: string) => instructions.filter((instruction) => instruction.keyword === keyword).map((instruction) => instruction.args);
+  const argsOf = (instructions: Instruction[], keyword: string) =>
+    instructions.filter((instruction) => instruction.keyword === keyword).map((instruction) => instruction.args);
 
   it("builds on node:20-bookworm-slim pinned by tag (or digest) in every stage not built on another stage", () => {
     const bases = froms.map((words) => words[0]!).filter((base) => !stageNames.includes(base));
@@ -99,7 +100,16 @@ describe("deploy/docker/Dockerfile", () => {
     const deps = argsOf(stage("deps"), "RUN").join(" ");
     expect(deps).toContain("node_modules/@subdata");
     for (const path of ["node_modules/tsx", "node_modules/esbuild"]) expect(deps).toContain(`test ! -e ${path}`);
-    for (const file of ["services/runtime/package.json", "services/events/package.json", "services/cli/package.json", "gateway/package.json", "services/query/package.json", "services/auth/package.json", "services/webhook/package.json", "services/relay/package.json"]) {
+    for (const file of [
+      "services/runtime/package.json",
+      "services/events/package.json",
+      "services/cli/package.json",
+      "gateway/package.json",
+      "services/query/package.json",
+      "services/auth/package.json",
+      "services/webhook/package.json",
+      "services/relay/package.json",
+    ]) {
       const manifest = JSON.parse(readFileSync(join(repositoryRoot, file), "utf8")) as { dependencies?: Record<string, string> };
       expect(manifest.dependencies?.tsx, `${file} lists tsx as a production dependency`).toBeUndefined();
     }
@@ -113,7 +123,10 @@ describe("deploy/docker/Dockerfile", () => {
   });
 
   it("installs production dependencies only, from the manifests of every workspace, without install scripts or embedded Postgres", () => {
-    const run = instructions.filter((instruction) => instruction.keyword === "RUN").map((instruction) => instruction.args).join("\n");
+    const run = instructions
+      .filter((instruction) => instruction.keyword === "RUN")
+      .map((instruction) => instruction.args)
+      .join("\n");
     expect(run).toMatch(/npm ci --omit=dev --ignore-scripts/);
     const installed = [...run.matchAll(/-w (\S+)/g)].map((match) => match[1]).sort();
     expect(installed).toEqual([
@@ -135,12 +148,18 @@ describe("deploy/docker/Dockerfile", () => {
     const copied = instructions.filter((instruction) => instruction.keyword === "COPY").map((instruction) => instruction.args);
     const workspaces = (JSON.parse(read("package.json")) as { workspaces: string[] }).workspaces;
     for (const workspace of workspaces) {
-      expect(copied.some((args) => args.startsWith(`${workspace}/package.json `)), `${workspace}/package.json is copied`).toBe(true);
+      expect(
+        copied.some((args) => args.startsWith(`${workspace}/package.json `)),
+        `${workspace}/package.json is copied`,
+      ).toBe(true);
     }
   });
 
   it("runs every process with the V8 flags the launcher and the bench use, in places Node accepts them", () => {
-    const env = finalStage.filter((instruction) => instruction.keyword === "ENV").map((instruction) => instruction.args).join(" ");
+    const env = finalStage
+      .filter((instruction) => instruction.keyword === "ENV")
+      .map((instruction) => instruction.args)
+      .join(" ");
     const options = /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "") ?? "";
     expect(options.split(/\s+/)).toEqual([...NODE_OPTIONS_FLAGS, ...BUNDLE_NODE_FLAGS]);
     const entrypoint = JSON.parse(finalStage.find((instruction) => instruction.keyword === "ENTRYPOINT")?.args ?? "[]") as string[];
@@ -164,15 +183,24 @@ describe("deploy/docker/Dockerfile", () => {
       const copiedPaths = argsOf(stage("build"), "COPY").flatMap((args) => args.split(/\s+/).slice(0, -1));
       expect(built.sources.length).toBeGreaterThan(10);
       for (const source of built.sources) {
-        expect(copiedPaths.some((path) => source === path || source.startsWith(`${path}/`)), `${source} is copied`).toBe(true);
+        expect(
+          copiedPaths.some((path) => source === path || source.startsWith(`${path}/`)),
+          `${source} is copied`,
+        ).toBe(true);
       }
       expect(copiedPaths).toContain("services/db/migrations");
     });
 
     it("installs every package the bundles import as a production dependency of a deployed workspace", () => {
-      const installed = [...argsOf(stage("deps"), "RUN").join(" ").matchAll(/-w (\S+)/g)].map((match) => match[1]!);
+      const installed = [
+        ...argsOf(stage("deps"), "RUN")
+          .join(" ")
+          .matchAll(/-w (\S+)/g),
+      ].map((match) => match[1]!);
       const dependencies = new Set(
-        installed.flatMap((workspace) => Object.keys((JSON.parse(read(`${workspace}/package.json`)) as { dependencies?: Record<string, string> }).dependencies ?? {})),
+        installed.flatMap((workspace) =>
+          Object.keys((JSON.parse(read(`${workspace}/package.json`)) as { dependencies?: Record<string, string> }).dependencies ?? {}),
+        ),
       );
       expect(built.externalPackages).toContain("pg");
       expect(built.externalPackages.filter((name) => !dependencies.has(name))).toEqual([]);
@@ -193,11 +221,19 @@ describe("deploy/docker/Dockerfile", () => {
     const allowed = [...ignore.matchAll(/^!(\S+)$/gm)].map((match) => match[1]!);
     const sources = instructions
       .filter((instruction) => instruction.keyword === "COPY" && !instruction.args.startsWith("--from"))
-      .flatMap((instruction) => instruction.args.split(/\s+/).filter((part) => !part.startsWith("--")).slice(0, -1));
+      .flatMap((instruction) =>
+        instruction.args
+          .split(/\s+/)
+          .filter((part) => !part.startsWith("--"))
+          .slice(0, -1),
+      );
     expect(sources.length).toBeGreaterThan(10);
     for (const source of sources) {
       expect(existsSync(join(repositoryRoot, source)), `${source} exists`).toBe(true);
-      expect(allowed.some((entry) => source === entry || source.startsWith(`${entry}/`)), `${source} is sent to the builder`).toBe(true);
+      expect(
+        allowed.some((entry) => source === entry || source.startsWith(`${entry}/`)),
+        `${source} is sent to the builder`,
+      ).toBe(true);
     }
     // Nothing secret or test-only reaches the builder.
     expect(ignore).toMatch(/^\*$/m);
@@ -242,7 +278,10 @@ describe("deploy/compose.yaml", () => {
       if (!shape) continue; // the CLI (migrate) reads DATABASE_URL only
       const names = Object.keys(service.environment ?? {});
       for (const required of requiredVariables(shape)) expect(names, `${name} sets ${required}`).toContain(required);
-      expect(names.filter((variable) => !(variable in shape)), name).toEqual([]);
+      expect(
+        names.filter((variable) => !(variable in shape)),
+        name,
+      ).toEqual([]);
     }
   });
 

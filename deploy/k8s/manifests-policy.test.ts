@@ -19,9 +19,13 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
   const policies = ofKind<INetworkPolicy>(objects, "NetworkPolicy");
 
   it("runs the five long-lived processes, the migration and the maintenance task", () => {
-    expect(deployments.map((workload) => workload.name).sort()).toEqual(
-      ["subdata-auth", "subdata-gateway", "subdata-query", "subdata-relay", "subdata-webhook"],
-    );
+    expect(deployments.map((workload) => workload.name).sort()).toEqual([
+      "subdata-auth",
+      "subdata-gateway",
+      "subdata-query",
+      "subdata-relay",
+      "subdata-webhook",
+    ]);
     expect(workloads.filter((workload) => workload.kind === "Job").map((workload) => workload.name)).toEqual(["subdata-migrate"]);
     expect(workloads.filter((workload) => workload.kind === "CronJob").map((workload) => workload.name)).toEqual(["subdata-maintain"]);
   });
@@ -164,16 +168,16 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
     );
     expect(defaultDeny, "a default-deny policy").toBeDefined();
     const uncovered = workloads
-      .filter((workload) => !policies.some((policy) => !isEmptySelector(policy.spec?.podSelector) && selectorMatches(policy.spec?.podSelector, workload.podLabels)))
+      .filter(
+        (workload) => !policies.some((policy) => !isEmptySelector(policy.spec?.podSelector) && selectorMatches(policy.spec?.podSelector, workload.podLabels)),
+      )
       .map((workload) => workload.name);
     expect(uncovered).toEqual([]);
   });
 
   it("lets the webhook workers reach the internet but no private, loopback, link-local or CGNAT range", () => {
     const webhook = deployments.find((workload) => workload.name === "subdata-webhook")!;
-    const rules = policies
-      .filter((policy) => selectorMatches(policy.spec?.podSelector, webhook.podLabels))
-      .flatMap((policy) => policy.spec?.egress ?? []);
+    const rules = policies.filter((policy) => selectorMatches(policy.spec?.podSelector, webhook.podLabels)).flatMap((policy) => policy.spec?.egress ?? []);
     const toWorld = rules.filter((rule) => rule.to?.some((peer) => peer.ipBlock?.cidr === "0.0.0.0/0"));
     expect(toWorld.length).toBe(1);
     const worldBlock = toWorld[0]!.to!.find((peer) => peer.ipBlock?.cidr === "0.0.0.0/0")!.ipBlock!;
@@ -222,7 +226,10 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
     const autoscalers = ofKind<IHorizontalPodAutoscaler>(objects, "HorizontalPodAutoscaler");
     const targets = autoscalers.map((autoscaler) => {
       const ref = autoscaler.spec!.scaleTargetRef;
-      expect(deployments.some((workload) => ref.kind === "Deployment" && workload.name === ref.name), `${ref.kind}/${ref.name} exists`).toBe(true);
+      expect(
+        deployments.some((workload) => ref.kind === "Deployment" && workload.name === ref.name),
+        `${ref.kind}/${ref.name} exists`,
+      ).toBe(true);
       expect(autoscaler.spec!.minReplicas!).toBeLessThanOrEqual(autoscaler.spec!.maxReplicas);
       return ref.name;
     });
@@ -271,14 +278,16 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
     // Everything the Job needs to run under default-deny is in the pre-deploy phase.
     const preDeploy = objects.filter((object) => object.metadata.labels?.["subdata/apply-phase"] === "pre-deploy");
     const names = preDeploy.map((object) => `${object.kind}/${object.metadata.name}`).sort();
-    expect(names).toEqual(expect.arrayContaining([
-      "Job/subdata-migrate",
-      "ServiceAccount/subdata-migrate",
-      "NetworkPolicy/default-deny-all",
-      "NetworkPolicy/allow-dns-egress",
-      "NetworkPolicy/allow-postgres-egress",
-      expect.stringMatching(/^Namespace\//),
-    ]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "Job/subdata-migrate",
+        "ServiceAccount/subdata-migrate",
+        "NetworkPolicy/default-deny-all",
+        "NetworkPolicy/allow-dns-egress",
+        "NetworkPolicy/allow-postgres-egress",
+        expect.stringMatching(/^Namespace\//),
+      ]),
+    );
     expect(preDeploy.filter((object) => object.kind === "Deployment")).toEqual([]);
   });
 });
@@ -302,7 +311,7 @@ describe("the prod overlay in particular", () => {
     const autoscalers = ofKind<IHorizontalPodAutoscaler>(objects, "HorizontalPodAutoscaler");
     for (const workload of workloads.filter((candidate) => candidate.kind === "Deployment")) {
       const autoscaler = autoscalers.find((candidate) => candidate.spec?.scaleTargetRef.name === workload.name);
-      const floor = autoscaler ? autoscaler.spec!.minReplicas! : (workload.object.spec as { replicas?: number }).replicas ?? 1;
+      const floor = autoscaler ? autoscaler.spec!.minReplicas! : ((workload.object.spec as { replicas?: number }).replicas ?? 1);
       expect(floor, workload.name).toBeGreaterThanOrEqual(2);
     }
   });

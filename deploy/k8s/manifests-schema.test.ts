@@ -7,7 +7,17 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
 
   it("renders with kubectl kustomize into the expected kinds of objects", () => {
     const kinds = new Set(objects.map((object) => object.kind));
-    for (const kind of ["Namespace", "ConfigMap", "ServiceAccount", "Service", "Deployment", "Job", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"]) {
+    for (const kind of [
+      "Namespace",
+      "ConfigMap",
+      "ServiceAccount",
+      "Service",
+      "Deployment",
+      "Job",
+      "PodDisruptionBudget",
+      "HorizontalPodAutoscaler",
+      "NetworkPolicy",
+    ]) {
       expect(kinds, `rendered kinds of ${overlay}`).toContain(kind);
     }
   });

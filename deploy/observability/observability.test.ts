@@ -33,7 +33,13 @@ function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   for (const line of markdown.split("\n")) {
     const heading = /^#{1,6}\s+(.+?)\s*$/.exec(line);
-    if (heading) anchors.add(heading[1]!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-"));
+    if (heading)
+      anchors.add(
+        heading[1]!
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N} _-]/gu, "")
+          .replace(/ /g, "-"),
+      );
   }
   return anchors;
 }

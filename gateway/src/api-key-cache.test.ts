@@ -6,7 +6,13 @@ describe("the verified-key cache", () => {
     let now = 1_000_000;
     const apiKeyCache = createApiKeyCache({ ttlMs: options.ttlMs ?? 60_000, maxEntries: options.maxEntries ?? 10, now: () => now });
     apiKeyCache.setTrusted(true);
-    return { apiKeyCache, advance: (ms: number) => void (now += ms), now: () => now };
+    return {
+      apiKeyCache,
+      advance: (ms: number) => {
+        now += ms;
+      },
+      now: () => now,
+    };
   }
   const key = (id: string, expiresAtMs: number | null = null) => ({ apiKeyId: id, merchantId: "mer_a", expiresAtMs });
 

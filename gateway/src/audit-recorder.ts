@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { AuditService, type RecordReadRequest, RecordReadRequestSchema } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import { type AuditService, type RecordReadRequest, RecordReadRequestSchema } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { createGroupCommitWriter, dateToTimestamp } from "@subdata/runtime";
 
 /**
@@ -67,7 +67,14 @@ export function createAuditRecorder(deps: AuditRecorderDeps): RecordAudit {
   // batches are tried again a minute later.
   let singleReadsUntil = 0;
   const oneByOne = (reads: readonly RecordReadRequest[]) =>
-    Promise.all(reads.map((read) => deps.audit.recordRead(read, { timeoutMs: deps.timeoutMs }).then(() => undefined, (error: unknown) => error)));
+    Promise.all(
+      reads.map((read) =>
+        deps.audit.recordRead(read, { timeoutMs: deps.timeoutMs }).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      ),
+    );
   const writer = createGroupCommitWriter<RecordReadRequest>({
     maxBatchSize: deps.maxBatchSize ?? 256,
     ...(deps.onFlush ? { onFlush: deps.onFlush } : {}),
@@ -86,7 +93,9 @@ export function createAuditRecorder(deps: AuditRecorderDeps): RecordAudit {
         throw new ConnectError(`RecordReads answered ${response.results.length} results for ${reads.length} reads`, Code.Internal);
       }
       return response.results.map((result) =>
-        result.outcome.case === "auditEventId" ? undefined : new ConnectError(`audit read refused: ${result.outcome.value ?? "no outcome"}`, Code.InvalidArgument),
+        result.outcome.case === "auditEventId"
+          ? undefined
+          : new ConnectError(`audit read refused: ${result.outcome.value ?? "no outcome"}`, Code.InvalidArgument),
       );
     },
   });

@@ -17,7 +17,13 @@ describe("the per-address failed-authentication limiter", () => {
       if (attempt.allowed) attempt.settle("refused");
       return attempt.allowed;
     };
-    return { failures, fail, advance: (ms: number) => void (now += ms) };
+    return {
+      failures,
+      fail,
+      advance: (ms: number) => {
+        now += ms;
+      },
+    };
   }
 
   it("lets the quota of failures through, then refuses with the seconds until one more is allowed", () => {

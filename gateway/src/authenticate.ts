@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import type { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { type Logger, timestampToDate } from "@subdata/runtime";
 import { type ApiKeyCache, digestOfKey, type VerifiedKey } from "./api-key-cache.ts";
 import type { AuthAttempt, AuthFailureLimiter } from "./auth-failure-limiter.ts";

@@ -15,7 +15,10 @@ const trustProxy = () =>
       if (text === "false" || text === "") return false;
       if (text === "true") return true;
       if (/^\d+$/.test(text)) return Number(text);
-      const list = text.split(",").map((part) => part.trim()).filter(Boolean);
+      const list = text
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean);
       if (list.every((part) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(part))) return list;
       context.addIssue({ code: "custom", message: "must be true, false, a hop count or a comma-separated list of addresses/CIDRs" });
       return z.NEVER;

@@ -72,7 +72,7 @@ export function paramErrorsOf(issues: readonly ValidationIssue[]): ParamError[] 
         ? String(issue.params.additionalProperty)
         : issue.keyword === "required"
           ? String(issue.params.missingProperty)
-          : issue.instancePath.replace(/^\//, "").split("/")[0] ?? "";
+          : (issue.instancePath.replace(/^\//, "").split("/")[0] ?? "");
     if (seen.has(param)) continue;
     seen.add(param);
     errors.push({ param, code: CODE_BY_KEYWORD[issue.keyword] ?? "invalid_value" });

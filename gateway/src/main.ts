@@ -1,4 +1,14 @@
-import { createHealthState, createLogger, createMetrics, createTraceScope, handleShutdown, loadConfigOrExit, sendTraceContext, spanExporterFromEnv, startMetricsServer } from "@subdata/runtime";
+import {
+  createHealthState,
+  createLogger,
+  createMetrics,
+  createTraceScope,
+  handleShutdown,
+  loadConfigOrExit,
+  sendTraceContext,
+  spanExporterFromEnv,
+  startMetricsServer,
+} from "@subdata/runtime";
 import { createApiKeyCache } from "./api-key-cache.ts";
 import { loadGatewayConfig } from "./config.ts";
 import { createRevocationListener } from "./revocation-listener.ts";

@@ -32,9 +32,7 @@ export function registerProbes(app: Gateway, health: HealthState): void {
     const noStore = { "cache-control": "no-store" };
     root.get(LIVENESS_PATH, async (_request, reply) => reply.headers(noStore).type("text/plain").send("ok\n"));
     root.get(READINESS_PATH, async (_request, reply) =>
-      health.serving
-        ? reply.headers(noStore).type("text/plain").send("ready\n")
-        : reply.code(503).headers(noStore).type("text/plain").send("shutting down\n"),
+      health.serving ? reply.headers(noStore).type("text/plain").send("ready\n") : reply.code(503).headers(noStore).type("text/plain").send("shutting down\n"),
     );
   });
 }

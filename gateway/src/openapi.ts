@@ -168,7 +168,7 @@ export function createOpenApiDocument(): Record<string, unknown> {
           "Every committed change of the merchant's subscriptions, charges and orders, deletes included, in commit order: " +
           "a reader that has seen an event never later finds another placed before it. Items are byte for byte the " +
           "bodies webhooks carry. Keep a copy by taking cursor=head, walking the lists, then applying the feed from that " +
-          "cursor (docs/api.md, \"Keeping a copy\"). With `wait`, an empty page is held open until an event arrives.",
+          'cursor (docs/api.md, "Keeping a copy"). With `wait`, an empty page is held open until an event arrives.',
         parameters: queryParameters(listEventsQuerySchema),
         schema: eventListSchema,
         extraResponses: {

@@ -26,5 +26,3 @@ declare module "fastify" {
     fieldNames?: FieldNames;
   }
 }
-
-export {};

@@ -1,8 +1,8 @@
 import type { CallOptions, Client } from "@connectrpc/connect";
-import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
-import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
+import type { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
+import type { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
-import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import type { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ProblemError } from "./problem.ts";
 import {
@@ -59,7 +59,11 @@ function requireRendered(json: Uint8Array, method: string): Uint8Array {
 }
 
 /** The feed's envelope: next_cursor is never null, has_more says whether events follow it now. */
-function feedPage(request: FastifyRequest, reply: FastifyReply, page: { publicJson: Uint8Array; publicIds: string[]; nextPageToken: string; hasMore: boolean }) {
+function feedPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: { publicJson: Uint8Array; publicIds: string[]; nextPageToken: string; hasMore: boolean },
+) {
   // An empty page renders "[]", so public_json is never empty from a current query service.
   const data = requireRendered(page.publicJson, "ListEvents");
   request.auditResources = { resourceIds: page.publicIds, resultCount: page.publicIds.length };
@@ -103,8 +107,8 @@ export function createRoutes(deps: RoutesDeps) {
     api.route({
       method: READ_METHODS,
       url: "/subscriptions",
-        schema: { querystring: listSubscriptionsQuerySchema },
-        config: { auditRoute: "/v1/subscriptions", fieldNames: { page_size: "limit", page_token: "cursor", status: "status" } },
+      schema: { querystring: listSubscriptionsQuerySchema },
+      config: { auditRoute: "/v1/subscriptions", fieldNames: { page_size: "limit", page_token: "cursor", status: "status" } },
       handler: async (request, reply) => {
         const query = request.query as ListQuery & { status?: keyof typeof SubscriptionStatus };
         const response = await deps.subscriptions.listSubscriptions(
@@ -124,8 +128,8 @@ export function createRoutes(deps: RoutesDeps) {
     api.route({
       method: READ_METHODS,
       url: "/subscriptions/:id",
-        schema: { querystring: getSubscriptionQuerySchema },
-        config: { auditRoute: "/v1/subscriptions/{id}", fieldNames: { subscription_id: "id" } },
+      schema: { querystring: getSubscriptionQuerySchema },
+      config: { auditRoute: "/v1/subscriptions/{id}", fieldNames: { subscription_id: "id" } },
       handler: async (request, reply) => {
         const { id } = request.params as { id: string };
         request.auditResources = { resourceIds: [auditableId(id)], resultCount: 0 };
@@ -146,13 +150,12 @@ export function createRoutes(deps: RoutesDeps) {
     api.route({
       method: READ_METHODS,
       url: "/orders",
-        schema: { querystring: listOrdersQuerySchema },
-        config: {
-          auditRoute: "/v1/orders",
-          fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
-        },
-      handler: async (request, reply) =>
-        list(request, reply, await deps.orders.listOrders(subscriptionPage(request), callOptions(request)), "ListOrders"),
+      schema: { querystring: listOrdersQuerySchema },
+      config: {
+        auditRoute: "/v1/orders",
+        fieldNames: { page_size: "limit", page_token: "cursor", subscription_id: "subscription_id" },
+      },
+      handler: async (request, reply) => list(request, reply, await deps.orders.listOrders(subscriptionPage(request), callOptions(request)), "ListOrders"),
     });
 
     api.route({

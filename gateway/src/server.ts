@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import fastifyCompress from "@fastify/compress";
-import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
-import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import type { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
+import type { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import type { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
-import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
-import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import type { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
+import type { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import type { HealthState, Logger, Registry, SpanExporter, TraceScope } from "@subdata/runtime";
 import Fastify, {
   type FastifyInstance,

@@ -6,7 +6,10 @@ import { limitConcurrency } from "./upstream-limit.ts";
 function deferred() {
   let resolve!: () => void;
   let reject!: (error: unknown) => void;
-  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -22,8 +25,7 @@ function harness(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void
     return { message: name } as unknown as UnaryResponse;
   };
   const call = limitConcurrency(maxInFlight, onAdmitted)(next as never) as (request: UnaryRequest) => Promise<UnaryResponse>;
-  const request = (name: string, signal = new AbortController().signal) =>
-    call({ header: new Headers({ name }), signal } as unknown as UnaryRequest);
+  const request = (name: string, signal = new AbortController().signal) => call({ header: new Headers({ name }), signal } as unknown as UnaryRequest);
   return { started, pending, request };
 }
 

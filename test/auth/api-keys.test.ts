@@ -12,7 +12,6 @@ import { createFixtures } from "../support/fixtures.ts";
 import { startAuthService, type AuthHarness } from "./auth-harness.ts";
 import { rpcError } from "@subdata/runtime/test-support";
 
-
 async function expectFailure(promise: Promise<unknown>, code: Code, reason: ErrorReason) {
   const error = await rpcError(promise);
   expect(Code[error.code]).toBe(Code[code]);
@@ -67,11 +66,7 @@ describe("the API key service", () => {
 
     const revoked = await auth.apiKeys.revokeApiKey({ merchantId, apiKeyId: created.apiKey!.id });
     expect(revoked.apiKey?.revokedAt).toBeDefined();
-    await expectFailure(
-      auth.apiKeys.authenticateApiKey({ key: created.key, ...context() }),
-      Code.Unauthenticated,
-      ErrorReason.API_KEY_REVOKED,
-    );
+    await expectFailure(auth.apiKeys.authenticateApiKey({ key: created.key, ...context() }), Code.Unauthenticated, ErrorReason.API_KEY_REVOKED);
 
     const event = await eventually(async () => revocations.find((e) => e.apiKeyId === created.apiKey!.id));
     expect(event.merchantId).toBe(merchantId);
@@ -102,11 +97,7 @@ describe("the API key service", () => {
     expect(ok.expiresAt?.seconds).toBe(expiresAt.seconds);
     // Move the expiry into the past rather than waiting for it.
     await admin.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [created.apiKey!.id]);
-    await expectFailure(
-      auth.apiKeys.authenticateApiKey({ key: created.key, ...context() }),
-      Code.Unauthenticated,
-      ErrorReason.API_KEY_EXPIRED,
-    );
+    await expectFailure(auth.apiKeys.authenticateApiKey({ key: created.key, ...context() }), Code.Unauthenticated, ErrorReason.API_KEY_EXPIRED);
   });
 
   it("refuses missing, malformed and bad-checksum keys without reading the database, and logs them", async () => {
@@ -274,4 +265,3 @@ describe("revocation while NATS is down", () => {
     expect(auth.logs.some((line) => line.includes("could not publish revocation events"))).toBe(true);
   });
 });
-

@@ -10,7 +10,6 @@ import { createFixtures } from "../support/fixtures.ts";
 import { startAuthService, type AuthHarness } from "./auth-harness.ts";
 import { rpcError } from "@subdata/runtime/test-support";
 
-
 type RecordInit = MessageInitShape<typeof RecordReadRequestSchema>;
 
 function read(merchantId: string, apiKeyId: string, overrides: Partial<RecordInit> = {}): RecordInit {
@@ -280,4 +279,3 @@ describe("the audit table is append-only in the database", () => {
     expect(privileges.rows.every((row) => row.role === "subdata_auth")).toBe(true);
   });
 });
-

@@ -44,8 +44,7 @@ describe("subdata charges", () => {
     ).rows[0];
 
   /** Every event the change feed holds for a resource, in order. */
-  const events = async (id: string) =>
-    (await admin.query("SELECT event_type, version::int FROM change_events WHERE resource_id = $1 ORDER BY seq", [id])).rows;
+  const events = async (id: string) => (await admin.query("SELECT event_type, version::int FROM change_events WHERE resource_id = $1 ORDER BY seq", [id])).rows;
 
   describe("set-status", () => {
     it("processes a PENDING charge: processed_at is set, version 2, one charge.updated", async () => {
@@ -53,11 +52,22 @@ describe("subdata charges", () => {
       const run = await runCli(["charges", "set-status", id, "succeeded", "--json"], { env });
       expect(run).toMatchObject({ code: 0, stderr: "" });
       expect(json<ChargeChange>(run)).toEqual({
-        id, previousStatus: "PENDING", status: "SUCCEEDED", previousVersion: 1, version: 2, changed: true,
-        currency: "USD", amount: "19.99", previousAmountRefunded: "0.00", amountRefunded: "0.00",
+        id,
+        previousStatus: "PENDING",
+        status: "SUCCEEDED",
+        previousVersion: 1,
+        version: 2,
+        changed: true,
+        currency: "USD",
+        amount: "19.99",
+        previousAmountRefunded: "0.00",
+        amountRefunded: "0.00",
       });
       expect(await row(id)).toMatchObject({ status: "SUCCEEDED", version: 2, processed_at: expect.any(Date), failure_code: null });
-      expect(await events(id)).toEqual([{ event_type: "charge.created", version: 1 }, { event_type: "charge.updated", version: 2 }]);
+      expect(await events(id)).toEqual([
+        { event_type: "charge.created", version: 1 },
+        { event_type: "charge.updated", version: 2 },
+      ]);
     });
 
     it("fails a charge with the default code and its message, keeping processed_at, and changes them on request", async () => {
@@ -65,7 +75,11 @@ describe("subdata charges", () => {
       const failed = await runCli(["charges", "set-status", id, "FAILED"], { env });
       expect(failed).toMatchObject({ code: 0, stdout: `${id}: SUCCEEDED → FAILED, version 2\n` });
       expect(await row(id)).toMatchObject({
-        status: "FAILED", version: 2, failure_code: "card_declined", failure_message: "Your card was declined.", processed_at: new Date("2026-01-02T00:00:00Z"),
+        status: "FAILED",
+        version: 2,
+        failure_code: "card_declined",
+        failure_message: "Your card was declined.",
+        processed_at: new Date("2026-01-02T00:00:00Z"),
       });
 
       // Another code from the catalog brings its own message.
@@ -83,17 +97,31 @@ describe("subdata charges", () => {
       await runCli(["charges", "set-status", id, "SUCCEEDED"], { env });
       expect(await row(id)).toMatchObject({ status: "SUCCEEDED", version: 6, failure_code: null, failure_message: null });
       expect((await events(id)).map((event) => `${event.event_type} ${event.version}`)).toEqual([
-        "charge.created 1", "charge.updated 2", "charge.updated 3", "charge.updated 4", "charge.updated 5", "charge.updated 6",
+        "charge.created 1",
+        "charge.updated 2",
+        "charge.updated 3",
+        "charge.updated 4",
+        "charge.updated 5",
+        "charge.updated 6",
       ]);
     });
 
     it("REFUNDED refunds the whole amount; PENDING and SKIPPED have no processed_at and nothing refunded", async () => {
       const id = await charge({ amountMinor: 4_250, status: "PARTIALLY_REFUNDED", amountRefundedMinor: 1_000 });
       const refunded = json<ChargeChange>(await runCli(["charges", "set-status", id, "REFUNDED", "--json"], { env }));
-      expect(refunded).toMatchObject({ previousStatus: "PARTIALLY_REFUNDED", status: "REFUNDED", previousAmountRefunded: "10.00", amountRefunded: "42.50", version: 2 });
+      expect(refunded).toMatchObject({
+        previousStatus: "PARTIALLY_REFUNDED",
+        status: "REFUNDED",
+        previousAmountRefunded: "10.00",
+        amountRefunded: "42.50",
+        version: 2,
+      });
       expect(await row(id)).toMatchObject({ refunded: "4250", processed_at: new Date("2026-01-02T00:00:00Z") });
 
-      for (const [status, version] of [["SKIPPED", 3], ["PENDING", 4]] as const) {
+      for (const [status, version] of [
+        ["SKIPPED", 3],
+        ["PENDING", 4],
+      ] as const) {
         const run = json<ChargeChange>(await runCli(["charges", "set-status", id, status, "--json"], { env }));
         expect(run).toMatchObject({ status, version, amountRefunded: "0.00" });
         expect(await row(id)).toMatchObject({ status, version, refunded: "0", processed_at: null });
@@ -113,13 +141,16 @@ describe("subdata charges", () => {
     });
 
     it.each([
-      [["PARTIAL"], "STATUS must be one of PENDING, SUCCEEDED, FAILED, SKIPPED, REFUNDED, got \"PARTIAL\""],
+      [["PARTIAL"], 'STATUS must be one of PENDING, SUCCEEDED, FAILED, SKIPPED, REFUNDED, got "PARTIAL"'],
       [["PARTIALLY_REFUNDED"], "STATUS PARTIALLY_REFUNDED needs an amount: use subdata charges refund CHARGE_ID --amount A"],
       [["SUCCEEDED", "--failure-code", "card_declined"], "--failure-code is only for STATUS FAILED"],
       [["REFUNDED", "--failure-message", "x"], "--failure-message is only for STATUS FAILED"],
       [["FAILED", "--failure-code", ""], "--failure-code must not be empty"],
       [["FAILED", "--failure-message", ""], "--failure-message must not be empty"],
-      [["FAILED", "--failure-code", "do_not_honor"], /^--failure-code "do_not_honor" has no default message: give --failure-message too \(codes with one: card_declined, /],
+      [
+        ["FAILED", "--failure-code", "do_not_honor"],
+        /^--failure-code "do_not_honor" has no default message: give --failure-message too \(codes with one: card_declined, /,
+      ],
     ])("refuses %j with invalid_argument, leaving the charge alone", async (args, message) => {
       const id = await charge();
       const run = await runCli(["charges", "set-status", id, ...args, "--json"], { env });
@@ -141,8 +172,17 @@ describe("subdata charges", () => {
       const id = await charge({ amountMinor: 2_499 });
       const partial = await runCli(["charges", "refund", id, "--amount", "5", "--json"], { env });
       expect(json<ChargeChange>(partial)).toEqual({
-        id, previousStatus: "SUCCEEDED", status: "PARTIALLY_REFUNDED", previousVersion: 1, version: 2, changed: true,
-        currency: "USD", amount: "24.99", previousAmountRefunded: "0.00", amountRefunded: "5.00", refunded: "5.00",
+        id,
+        previousStatus: "SUCCEEDED",
+        status: "PARTIALLY_REFUNDED",
+        previousVersion: 1,
+        version: 2,
+        changed: true,
+        currency: "USD",
+        amount: "24.99",
+        previousAmountRefunded: "0.00",
+        amountRefunded: "5.00",
+        refunded: "5.00",
       });
       expect(await row(id)).toMatchObject({ status: "PARTIALLY_REFUNDED", refunded: "500", version: 2 });
 
@@ -158,10 +198,16 @@ describe("subdata charges", () => {
 
     it("reads the amount with the currency's own digits: JPY whole, KWD to three places", async () => {
       const yen = await charge({ currency: "JPY", amountMinor: 1_500 });
-      expect(json<ChargeChange>(await runCli(["charges", "refund", yen, "--amount", "1500", "--json"], { env }))).toMatchObject({ status: "REFUNDED", amountRefunded: "1500" });
+      expect(json<ChargeChange>(await runCli(["charges", "refund", yen, "--amount", "1500", "--json"], { env }))).toMatchObject({
+        status: "REFUNDED",
+        amountRefunded: "1500",
+      });
       const dinar = await charge({ currency: "KWD", amountMinor: 10_000 });
       expect(json<ChargeChange>(await runCli(["charges", "refund", dinar, "--amount", "1.25", "--json"], { env }))).toMatchObject({
-        status: "PARTIALLY_REFUNDED", refunded: "1.250", amountRefunded: "1.250", amount: "10.000",
+        status: "PARTIALLY_REFUNDED",
+        refunded: "1.250",
+        amountRefunded: "1.250",
+        amount: "10.000",
       });
       expect(await row(dinar)).toMatchObject({ refunded: "1250" });
 
@@ -224,7 +270,10 @@ describe("subdata charges", () => {
         { event_type: "charge.deleted", version: 2 },
       ]);
       expect((await admin.query("SELECT charge_id, version::int FROM orders WHERE id = $1", [order.id])).rows).toEqual([{ charge_id: null, version: 2 }]);
-      expect(await events(order.id)).toEqual([{ event_type: "order.created", version: 1 }, { event_type: "order.updated", version: 2 }]);
+      expect(await events(order.id)).toEqual([
+        { event_type: "order.created", version: 1 },
+        { event_type: "order.updated", version: 2 },
+      ]);
     });
 
     it("says what it did in text, and answers a second delete with not_found", async () => {
@@ -240,7 +289,9 @@ describe("subdata charges", () => {
     it("says in its help that it is for development only and what it produces", async () => {
       const help = await runCli(["charges", "delete", "--help"]);
       expect(help.code).toBe(0);
-      expect(help.stdout.replace(/\s+/g, " ")).toMatch(/DEVELOPMENT ONLY: hard-delete a charge, which the app never does; the database records charge\.deleted/);
+      expect(help.stdout.replace(/\s+/g, " ")).toMatch(
+        /DEVELOPMENT ONLY: hard-delete a charge, which the app never does; the database records charge\.deleted/,
+      );
     });
   });
 });

@@ -54,8 +54,7 @@ describe("subdata orders", () => {
     ).rows;
 
   /** Every event the change feed holds for a resource, in order. */
-  const events = async (id: string) =>
-    (await admin.query("SELECT event_type, version::int FROM change_events WHERE resource_id = $1 ORDER BY seq", [id])).rows;
+  const events = async (id: string) => (await admin.query("SELECT event_type, version::int FROM change_events WHERE resource_id = $1 ORDER BY seq", [id])).rows;
 
   describe("set-status", () => {
     it("moves an order through every status, one version and one order.updated each", async () => {
@@ -99,24 +98,41 @@ describe("subdata orders", () => {
   describe("add-line-item", () => {
     it("appends at the next position and keeps subtotal and total adding up, in one version and one order.updated", async () => {
       const id = await order({
-        lineItems: [{ sku: "A", quantity: 2, unitPriceMinor: 1_000 }, { sku: "B", unitPriceMinor: 550 }],
+        lineItems: [
+          { sku: "A", quantity: 2, unitPriceMinor: 1_000 },
+          { sku: "B", unitPriceMinor: 550 },
+        ],
         discountMinor: 300,
         shippingMinor: 495,
         taxMinor: 410,
       });
       expect(await row(id)).toMatchObject({ subtotal: "2550", total: "3155" });
 
-      const run = await runCli(["orders", "add-line-item", id, "--sku", "MUG-1", "--title", "Mug, blue", "--quantity", "3", "--unit-price", "12.5", "--json"], { env });
+      const run = await runCli(["orders", "add-line-item", id, "--sku", "MUG-1", "--title", "Mug, blue", "--quantity", "3", "--unit-price", "12.5", "--json"], {
+        env,
+      });
       expect(run).toMatchObject({ code: 0, stderr: "" });
       expect(json<LineItemAddition>(run)).toEqual({
-        id, previousStatus: "PAID", status: "PAID", previousVersion: 1, version: 2, changed: true, currency: "USD",
+        id,
+        previousStatus: "PAID",
+        status: "PAID",
+        previousVersion: 1,
+        version: 2,
+        changed: true,
+        currency: "USD",
         lineItem: { position: 3, sku: "MUG-1", title: "Mug, blue", quantity: 3, unitPrice: "12.50", total: "37.50" },
-        previousSubtotal: "25.50", subtotal: "63.00", previousTotal: "31.55", total: "69.05",
+        previousSubtotal: "25.50",
+        subtotal: "63.00",
+        previousTotal: "31.55",
+        total: "69.05",
       });
       // total = subtotal − discount + shipping + tax, as the generator makes orders.
       expect(await row(id)).toMatchObject({ version: 2, subtotal: "6300", discount: "300", shipping: "495", tax: "410", total: "6905" });
       expect((await lineItems(id)).at(-1)).toEqual({ position: 3, sku: "MUG-1", title: "Mug, blue", quantity: 3, unit_price: "1250", total: "3750" });
-      expect(await events(id)).toEqual([{ event_type: "order.created", version: 1 }, { event_type: "order.updated", version: 2 }]);
+      expect(await events(id)).toEqual([
+        { event_type: "order.created", version: 1 },
+        { event_type: "order.updated", version: 2 },
+      ]);
       // The event's snapshot, taken at commit, has the new item.
       const payload = (await admin.query("SELECT payload FROM change_events WHERE resource_id = $1 AND version = 2", [id])).rows[0].payload;
       expect(payload.object).toMatchObject({ subtotal_minor: "6300", total_minor: "6905", version: "2" });
@@ -128,28 +144,41 @@ describe("subdata orders", () => {
       const id = await order({ currency: "JPY", lineItems: [{ unitPriceMinor: 1_500 }] });
       const run = await runCli(["orders", "add-line-item", id, "--sku=GIFT", "--title=Sticker", "--quantity=1", "--unit-price=0"], { env });
       expect(run).toMatchObject({ code: 0, stdout: `${id}: line 2 1 × 0 JPY; subtotal 1500 → 1500, total 1500 → 1500, version 2\n` });
-      expect(await events(id)).toEqual([{ event_type: "order.created", version: 1 }, { event_type: "order.updated", version: 2 }]);
+      expect(await events(id)).toEqual([
+        { event_type: "order.created", version: 1 },
+        { event_type: "order.updated", version: 2 },
+      ]);
       expect(await lineItems(id)).toHaveLength(2);
     });
 
     it("reads the unit price with the currency's digits (KWD: three places)", async () => {
       const id = await order({ currency: "KWD", lineItems: [{ unitPriceMinor: 1_000 }] });
-      const run = json<LineItemAddition>(await runCli(["orders", "add-line-item", id, "--sku=S", "--title=T", "--quantity=2", "--unit-price=0.125", "--json"], { env }));
+      const run = json<LineItemAddition>(
+        await runCli(["orders", "add-line-item", id, "--sku=S", "--title=T", "--quantity=2", "--unit-price=0.125", "--json"], { env }),
+      );
       expect(run).toMatchObject({ lineItem: { unitPrice: "0.125", total: "0.250" }, subtotal: "1.250", total: "1.250" });
     });
 
     it.each([
       [["--unit-price=1.005"], '--unit-price must have at most 2 decimal places in USD, got "1.005"'],
       [["--unit-price=-1"], '--unit-price must be a decimal amount such as 12.50 (digits, at most one decimal point), got "-1"'],
-      [["--unit-price=99999999999999999999999"], "--unit-price 99999999999999999999999 × --quantity 1 makes the order's total more than 92233720368547758.07 USD"],
-      [["--unit-price=90000000000000000", "--quantity=2"], "--unit-price 90000000000000000 × --quantity 2 makes the order's total more than 92233720368547758.07 USD"],
+      [
+        ["--unit-price=99999999999999999999999"],
+        "--unit-price 99999999999999999999999 × --quantity 1 makes the order's total more than 92233720368547758.07 USD",
+      ],
+      [
+        ["--unit-price=90000000000000000", "--quantity=2"],
+        "--unit-price 90000000000000000 × --quantity 2 makes the order's total more than 92233720368547758.07 USD",
+      ],
       [["--quantity=0"], '--quantity must be a whole number from 1 to 1,000,000, got "0"'],
       [["--quantity=1.5"], '--quantity must be a whole number from 1 to 1,000,000, got "1.5"'],
       [["--sku="], "--sku must not be empty"],
       [["--title="], "--title must not be empty"],
     ])("refuses %j with invalid_argument, adding nothing", async (args, message) => {
       const id = await order();
-      const defaults = ["--sku=S", "--title=T", "--quantity=1", "--unit-price=1"].filter((option) => !args.some((arg) => arg.split("=")[0] === option.split("=")[0]));
+      const defaults = ["--sku=S", "--title=T", "--quantity=1", "--unit-price=1"].filter(
+        (option) => !args.some((arg) => arg.split("=")[0] === option.split("=")[0]),
+      );
       const run = await runCli(["orders", "add-line-item", id, ...defaults, ...args, "--json"], { env });
       expect(run.code).toBe(1);
       expect(json(run)).toEqual({ error: { code: "invalid_argument", message } });
@@ -160,7 +189,10 @@ describe("subdata orders", () => {
     it("needs every option, and answers an unknown id with not_found", async () => {
       const missing = await runCli(["orders", "add-line-item", "ord_x", "--sku=S", "--title=T", "--quantity=1", "--json"], { env });
       expect(json(missing)).toEqual({ error: { code: "usage", message: "required option '--unit-price <decimal>' not specified" } });
-      const unknown = await runCli(["orders", "add-line-item", "ord_00000000000000000000000000000000", "--sku=S", "--title=T", "--quantity=1", "--unit-price=1", "--json"], { env });
+      const unknown = await runCli(
+        ["orders", "add-line-item", "ord_00000000000000000000000000000000", "--sku=S", "--title=T", "--quantity=1", "--unit-price=1", "--json"],
+        { env },
+      );
       expect(unknown.code).toBe(1);
       expect(json(unknown)).toEqual({ error: { code: "not_found", message: "order ord_00000000000000000000000000000000 not found" } });
     });
@@ -195,7 +227,9 @@ describe("subdata orders", () => {
       expect(again.code).toBe(1);
       expect(json(again)).toEqual({ error: { code: "not_found", message: `order ${id} not found` } });
       const help = await runCli(["orders", "delete", "--help"]);
-      expect(help.stdout.replace(/\s+/g, " ")).toMatch(/DEVELOPMENT ONLY: hard-delete an order with its line items, which the app never does; the database records order\.deleted/);
+      expect(help.stdout.replace(/\s+/g, " ")).toMatch(
+        /DEVELOPMENT ONLY: hard-delete an order with its line items, which the app never does; the database records order\.deleted/,
+      );
     });
   });
 });

@@ -65,10 +65,10 @@ describe("subdata seed", () => {
       expect(after[table]?.size, table).toBe(expected[table]);
       for (const [key, row] of before[table] ?? []) expect(after[table]?.get(key), `${table} ${key}`).toBe(row);
     }
-    const numbers = await admin.query<{ number: number }>(
-      "SELECT number::int AS number FROM orders WHERE merchant_id = $1 AND number > $2 ORDER BY number",
-      [merchantId, maxNumber.rows[0].max],
-    );
+    const numbers = await admin.query<{ number: number }>("SELECT number::int AS number FROM orders WHERE merchant_id = $1 AND number > $2 ORDER BY number", [
+      merchantId,
+      maxNumber.rows[0].max,
+    ]);
     expect(numbers.rows.map((r) => r.number)).toEqual(numbers.rows.map((_, i) => maxNumber.rows[0].max + 1 + i));
   });
 

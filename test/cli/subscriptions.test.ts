@@ -43,7 +43,12 @@ describe("subdata subscriptions set-status", () => {
     const paused = await runCli(["subscriptions", "set-status", subscriptionId, "PAUSED", "--json"], { env });
     expect(paused.code).toBe(0);
     expect(json<StatusChange>(paused)).toEqual({
-      id: subscriptionId, previousStatus: "ACTIVE", status: "PAUSED", previousVersion: start.version, version: start.version + 1, changed: true,
+      id: subscriptionId,
+      previousStatus: "ACTIVE",
+      status: "PAUSED",
+      previousVersion: start.version,
+      version: start.version + 1,
+      changed: true,
     });
     expect(await row()).toMatchObject({ status: "PAUSED", version: start.version + 1, paused_at: expect.any(Date), next_charge_at: null, cancelled_at: null });
 

@@ -101,7 +101,10 @@ function faultTest(name: string, body: () => Promise<void>, timeoutMs?: number):
 async function waitForGateway(): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const ok = await fetch(`${stack.gatewayUrl}/api/v1/openapi.json`).then((response) => response.ok, () => false);
+    const ok = await fetch(`${stack.gatewayUrl}/api/v1/openapi.json`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (ok || Date.now() > deadline) return;
     await pause(200);
   }
@@ -169,87 +172,109 @@ describe("fault suite", () => {
     });
   });
 
-  faultTest("webhook service paused (SIGSTOP) beyond the ack wait, then resumed", async () => {
-    await scenario("webhook SIGSTOP 35 s (> 30 s ack wait)", {
-      subscriptions: 10,
-      receivers: [{}],
-      settleMs: 120_000,
-      async act({ tenant }) {
-        const producing = produceChanges(stack, tenant, 150);
-        await pause(300);
-        stack.services.webhook.pause();
-        await producing;
-        await pause(35_000);
-        stack.services.webhook.resume();
-      },
-    });
-  }, 180_000);
+  faultTest(
+    "webhook service paused (SIGSTOP) beyond the ack wait, then resumed",
+    async () => {
+      await scenario("webhook SIGSTOP 35 s (> 30 s ack wait)", {
+        subscriptions: 10,
+        receivers: [{}],
+        settleMs: 120_000,
+        async act({ tenant }) {
+          const producing = produceChanges(stack, tenant, 150);
+          await pause(300);
+          stack.services.webhook.pause();
+          await producing;
+          await pause(35_000);
+          stack.services.webhook.resume();
+        },
+      });
+    },
+    180_000,
+  );
 
-  faultTest("receivers that fail, time out, reset, blackhole, redirect, answer 410 or 429 with Retry-After", async () => {
-    const firstTwoFail = (answer: Behaviour): Behaviour => (request) => (request.attempt <= 2 ? answer(request) : { status: 200 });
-    const burst = (count: number) => async ({ tenant }: ScenarioContext) => produceChanges(stack, tenant, count);
-    const results = await Promise.allSettled([
-      scenario("receiver 500 (first 2 attempts)", { subscriptions: 5, receivers: [{ behaviour: firstTwoFail(() => ({ status: 500 })) }], act: burst(20) }),
-      scenario("receiver times out (first 4 requests hang > 15 s)", {
-        subscriptions: 5,
-        receivers: [{ behaviour: (request) => (request.index < 4 ? "hang" : { status: 200 }) }],
-        act: burst(20),
-      }),
-      scenario("receiver resets the connection (first 2 attempts)", { subscriptions: 5, receivers: [{ behaviour: firstTwoFail(() => "destroy") }], act: burst(20) }),
-      scenario("receiver blackholed 5 s (proxy)", {
-        subscriptions: 5,
-        receivers: [{ proxied: true }],
-        async act({ tenant, proxies }) {
-          await proxies[0]!.set({ kind: "blackhole" });
-          await produceChanges(stack, tenant, 20);
-          await pause(5_000);
-          await proxies[0]!.set({ kind: "pass" });
-        },
-      }),
-      scenario("receiver connection reset/refused 5 s (proxy)", {
-        subscriptions: 5,
-        receivers: [{ proxied: true }],
-        async act({ tenant, proxies }) {
-          await proxies[0]!.set({ kind: "refuse" });
-          await produceChanges(stack, tenant, 20);
-          await pause(2_500);
-          await proxies[0]!.set({ kind: "reset" });
-          await pause(2_500);
-          await proxies[0]!.set({ kind: "pass" });
-        },
-      }),
-      scenario("receiver redirects (302, not followed; first 2 attempts)", {
-        subscriptions: 5,
-        receivers: [{ behaviour: firstTwoFail(() => ({ status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } })) }],
-        act: burst(20),
-        check: ({ receivers }) => {
-          // Not followed: the target of the redirect (nothing listens there) never mattered, and the same URL was retried.
-          expect(receivers[0]!.receiver.receipts.filter((receipt) => receipt.answered === 302).length).toBeGreaterThan(0);
-        },
-      }),
-      scenario("receiver 429 with Retry-After: 1 (first 2 attempts)", {
-        subscriptions: 5,
-        receivers: [{ behaviour: firstTwoFail(() => ({ status: 429, headers: { "retry-after": "1" } })) }],
-        act: burst(20),
-      }),
-      scenario("receiver 410 Gone (endpoint disabled, rest held)", {
-        subscriptions: 3,
-        receivers: [{ behaviour: () => ({ status: 410 }) }],
-        act: burst(10),
-        async check({ tenant }, row) {
-          const endpoint = await stack.admin.query<{ status: string; disabled_reason: string | null }>(
-            "SELECT status, disabled_reason FROM webhook_endpoints WHERE id = $1",
-            [tenant.endpointIds[0]],
-          );
-          expect(endpoint.rows[0]).toMatchObject({ status: "DISABLED" });
-          expect(row.delivered).toBe(0);
-          expect(row.recordedFailed).toBe(row.produced);
-        },
-      }),
-    ]);
-    const failures = results.filter((result): result is PromiseRejectedResult => result.status === "rejected");
-    if (failures.length) throw new AggregateError(failures.map((failure) => failure.reason as Error), failures.map((f) => String(f.reason)).join("\n"));
-  }, 240_000);
+  faultTest(
+    "receivers that fail, time out, reset, blackhole, redirect, answer 410 or 429 with Retry-After",
+    async () => {
+      const firstTwoFail =
+        (answer: Behaviour): Behaviour =>
+        (request) =>
+          request.attempt <= 2 ? answer(request) : { status: 200 };
+      const burst =
+        (count: number) =>
+        async ({ tenant }: ScenarioContext) =>
+          produceChanges(stack, tenant, count);
+      const results = await Promise.allSettled([
+        scenario("receiver 500 (first 2 attempts)", { subscriptions: 5, receivers: [{ behaviour: firstTwoFail(() => ({ status: 500 })) }], act: burst(20) }),
+        scenario("receiver times out (first 4 requests hang > 15 s)", {
+          subscriptions: 5,
+          receivers: [{ behaviour: (request) => (request.index < 4 ? "hang" : { status: 200 }) }],
+          act: burst(20),
+        }),
+        scenario("receiver resets the connection (first 2 attempts)", {
+          subscriptions: 5,
+          receivers: [{ behaviour: firstTwoFail(() => "destroy") }],
+          act: burst(20),
+        }),
+        scenario("receiver blackholed 5 s (proxy)", {
+          subscriptions: 5,
+          receivers: [{ proxied: true }],
+          async act({ tenant, proxies }) {
+            await proxies[0]!.set({ kind: "blackhole" });
+            await produceChanges(stack, tenant, 20);
+            await pause(5_000);
+            await proxies[0]!.set({ kind: "pass" });
+          },
+        }),
+        scenario("receiver connection reset/refused 5 s (proxy)", {
+          subscriptions: 5,
+          receivers: [{ proxied: true }],
+          async act({ tenant, proxies }) {
+            await proxies[0]!.set({ kind: "refuse" });
+            await produceChanges(stack, tenant, 20);
+            await pause(2_500);
+            await proxies[0]!.set({ kind: "reset" });
+            await pause(2_500);
+            await proxies[0]!.set({ kind: "pass" });
+          },
+        }),
+        scenario("receiver redirects (302, not followed; first 2 attempts)", {
+          subscriptions: 5,
+          receivers: [{ behaviour: firstTwoFail(() => ({ status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } })) }],
+          act: burst(20),
+          check: ({ receivers }) => {
+            // Not followed: the target of the redirect (nothing listens there) never mattered, and the same URL was retried.
+            expect(receivers[0]!.receiver.receipts.filter((receipt) => receipt.answered === 302).length).toBeGreaterThan(0);
+          },
+        }),
+        scenario("receiver 429 with Retry-After: 1 (first 2 attempts)", {
+          subscriptions: 5,
+          receivers: [{ behaviour: firstTwoFail(() => ({ status: 429, headers: { "retry-after": "1" } })) }],
+          act: burst(20),
+        }),
+        scenario("receiver 410 Gone (endpoint disabled, rest held)", {
+          subscriptions: 3,
+          receivers: [{ behaviour: () => ({ status: 410 }) }],
+          act: burst(10),
+          async check({ tenant }, row) {
+            const endpoint = await stack.admin.query<{ status: string; disabled_reason: string | null }>(
+              "SELECT status, disabled_reason FROM webhook_endpoints WHERE id = $1",
+              [tenant.endpointIds[0]],
+            );
+            expect(endpoint.rows[0]).toMatchObject({ status: "DISABLED" });
+            expect(row.delivered).toBe(0);
+            expect(row.recordedFailed).toBe(row.produced);
+          },
+        }),
+      ]);
+      const failures = results.filter((result): result is PromiseRejectedResult => result.status === "rejected");
+      if (failures.length)
+        throw new AggregateError(
+          failures.map((failure) => failure.reason as Error),
+          failures.map((f) => String(f.reason)).join("\n"),
+        );
+    },
+    240_000,
+  );
 
   faultTest("one endpoint down for a long burst while another endpoint's deliveries stay on time", async () => {
     await scenario("endpoint A down (refused) for the burst; B on time", {
@@ -258,7 +283,8 @@ describe("fault suite", () => {
       async act({ tenant, receivers, proxies }) {
         await produceChanges(stack, tenant, 60);
         // B gets everything while A is still refusing: A's retries do not hold B's deliveries back.
-        const owed = async () => (await stack.admin.query("SELECT count(*)::int AS n FROM event_outbox WHERE merchant_id = $1", [tenant.merchantId])).rows[0].n as number;
+        const owed = async () =>
+          (await stack.admin.query("SELECT count(*)::int AS n FROM event_outbox WHERE merchant_id = $1", [tenant.merchantId])).rows[0].n as number;
         const total = await owed();
         const deadline = Date.now() + 60_000;
         while (receivers[1]!.receiver.deliveredIds().size < total && Date.now() < deadline) await pause(100);

@@ -96,7 +96,18 @@ export async function figures(
 }
 
 export function renderTable(rows: readonly ScenarioFigures[]): string {
-  const header = ["scenario", "events produced", "delivered", "duplicates", "failed/held (recorded)", "lost", "requests (200)", "audited", "unaudited", "non-200 with data"];
+  const header = [
+    "scenario",
+    "events produced",
+    "delivered",
+    "duplicates",
+    "failed/held (recorded)",
+    "lost",
+    "requests (200)",
+    "audited",
+    "unaudited",
+    "non-200 with data",
+  ];
   const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
   for (const row of rows) {
     lines.push(

@@ -58,11 +58,19 @@ export async function startPostgresCluster(port: number, database: string): Prom
     chownSync(root, uid, gid);
     chownSync(passwordFile, uid, gid);
   }
-  await asPostgres("initdb", [`--pgdata=${dataDir}`, "--auth=scram-sha-256", "--username=postgres", `--pwfile=${passwordFile}`, "--encoding=UTF8", "--locale=C"]);
+  await asPostgres("initdb", [
+    `--pgdata=${dataDir}`,
+    "--auth=scram-sha-256",
+    "--username=postgres",
+    `--pwfile=${passwordFile}`,
+    "--encoding=UTF8",
+    "--locale=C",
+  ]);
   rmSync(passwordFile, { force: true });
   // fsync stays on: the durability settings under test are the production ones.
   const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200`;
-  const ctl = (action: string, ...extra: string[]) => asPostgres("pg_ctl", [action, "-D", dataDir, "-o", options, "-l", join(root, "log"), "-w", "-t", "60", ...extra]);
+  const ctl = (action: string, ...extra: string[]) =>
+    asPostgres("pg_ctl", [action, "-D", dataDir, "-o", options, "-l", join(root, "log"), "-w", "-t", "60", ...extra]);
   await ctl("start");
   const serverUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
   await waitAccepting(`${serverUrl}/postgres`);

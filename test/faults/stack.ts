@@ -97,11 +97,21 @@ export async function startFaultStack(): Promise<FaultStack> {
   const grpc = (url: string) => ({ kind: "grpc" as const, url, token: serviceToken });
   const services = {
     query: createServiceProcess(
-      { name: "query", entry: "services/query/src/main.ts", env: { ...common, PORT: String(ports.query), DATABASE_URL: viaProxy(pgProxies.query, "query") }, readiness: grpc(urls.query) },
+      {
+        name: "query",
+        entry: "services/query/src/main.ts",
+        env: { ...common, PORT: String(ports.query), DATABASE_URL: viaProxy(pgProxies.query, "query") },
+        readiness: grpc(urls.query),
+      },
       repoRoot,
     ),
     auth: createServiceProcess(
-      { name: "auth", entry: "services/auth/src/main.ts", env: { ...common, PORT: String(ports.auth), DATABASE_URL: viaProxy(pgProxies.auth, "auth") }, readiness: grpc(urls.auth) },
+      {
+        name: "auth",
+        entry: "services/auth/src/main.ts",
+        env: { ...common, PORT: String(ports.auth), DATABASE_URL: viaProxy(pgProxies.auth, "auth") },
+        readiness: grpc(urls.auth),
+      },
       repoRoot,
     ),
     webhook: createServiceProcess(

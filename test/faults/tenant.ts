@@ -50,7 +50,12 @@ export async function createTenant(stack: FaultStack, options: { subscriptions: 
  * statement fails (Postgres restarting) is retried: what was produced is counted from the outbox,
  * so a commit whose outcome the client never learnt is still accounted for.
  */
-export async function produceChanges(stack: FaultStack, tenant: Tenant, count: number, options: { onProgress?: (done: number) => Promise<void> | void } = {}): Promise<void> {
+export async function produceChanges(
+  stack: FaultStack,
+  tenant: Tenant,
+  count: number,
+  options: { onProgress?: (done: number) => Promise<void> | void } = {},
+): Promise<void> {
   for (let done = 0; done < count; ) {
     const subscriptionId = tenant.subscriptionIds[done % tenant.subscriptionIds.length]!;
     try {

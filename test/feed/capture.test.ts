@@ -44,12 +44,7 @@ describe("change capture", () => {
     // A no-op update is not a change.
     await admin.query("UPDATE charges SET status = status WHERE id = $1", [chargeId]);
     await admin.query("DELETE FROM charges WHERE id = $1", [chargeId]);
-    expect(types(await feedOf(merchantId))).toEqual([
-      "subscription.created@1",
-      "charge.created@1",
-      "charge.updated@2",
-      "charge.deleted@2",
-    ]);
+    expect(types(await feedOf(merchantId))).toEqual(["subscription.created@1", "charge.created@1", "charge.updated@2", "charge.deleted@2"]);
     const updated = (await feedOf(merchantId))[2]!;
     expect(updated.payload.changed_columns).toEqual(expect.arrayContaining(["status", "amount_refunded_minor", "version"]));
     expect(updated.payload.previous).toMatchObject({ status: "SUCCEEDED", version: "1" });
@@ -62,14 +57,18 @@ describe("change capture", () => {
     const order = await fixtures.order({
       merchantId,
       subscriptionId: subscription.id,
-      lineItems: [{ sku: "A", unitPriceMinor: 500 }, { sku: "B", unitPriceMinor: 700, quantity: 2 }],
+      lineItems: [
+        { sku: "A", unitPriceMinor: 500 },
+        { sku: "B", unitPriceMinor: 700, quantity: 2 },
+      ],
     });
     await admin.query("UPDATE order_line_items SET quantity = 3 WHERE order_id = $1 AND sku = 'B'", [order.id]);
     // Two items in one statement: one order.updated for the transaction.
     await admin.query("UPDATE order_line_items SET title = 'renamed' WHERE order_id = $1", [order.id]);
     const rows = (await feedOf(merchantId)).filter((row) => row.resource_id === order.id);
     expect(types(rows)).toEqual(["order.created@1", "order.updated@2", "order.updated@3"]);
-    const items = (row: FeedRow) => (row.payload.object.line_items as Array<{ sku: string; quantity: number; title: string }>).map((item) => `${item.sku}x${item.quantity}`);
+    const items = (row: FeedRow) =>
+      (row.payload.object.line_items as Array<{ sku: string; quantity: number; title: string }>).map((item) => `${item.sku}x${item.quantity}`);
     expect(items(rows[0]!)).toEqual(["Ax1", "Bx2"]);
     expect(items(rows[1]!)).toEqual(["Ax1", "Bx3"]);
     expect((rows[2]!.payload.object.line_items as Array<{ title: string }>).every((item) => item.title === "renamed")).toBe(true);

@@ -55,7 +55,8 @@ async function runWriter(merchantId: string, ids: string[], schedule: Transactio
   try {
     for (const step of schedule) {
       await client.query("BEGIN");
-      for (const row of step.rows) await client.query("UPDATE subscriptions SET quantity = quantity + 1 WHERE id = $1 AND merchant_id = $2", [ids[row], merchantId]);
+      for (const row of step.rows)
+        await client.query("UPDATE subscriptions SET quantity = quantity + 1 WHERE id = $1 AND merchant_id = $2", [ids[row], merchantId]);
       if (step.holdMs > 0) await sleep(step.holdMs);
       await client.query(step.commit ? "COMMIT" : "ROLLBACK");
       if (step.commit) committedUpdates += step.rows.length;

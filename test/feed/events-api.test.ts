@@ -73,11 +73,7 @@ describe("GET /v1/events", () => {
       if (!page.has_more) break;
       expect(page.data).toHaveLength(2);
     }
-    expect(seen).toEqual([
-      "subscription.created@1",
-      ...[2, 3, 4, 5, 6].map((version) => `subscription.updated@${version}`),
-      "order.created@1",
-    ]);
+    expect(seen).toEqual(["subscription.created@1", ...[2, 3, 4, 5, 6].map((version) => `subscription.updated@${version}`), "order.created@1"]);
 
     // A cursor is bound to its types: a typed walk starts from a typed head.
     const unbound = await h.request(key, `/events?types=order.created&cursor=${encodeURIComponent(start)}`);
@@ -105,7 +101,10 @@ describe("GET /v1/events", () => {
       const response = await h.request(key, `/events?${query}`);
       expect(response.statusCode, query).toBe(400);
       expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
-      expect(response.json().errors.map((error: { param: string }) => error.param), query).toContain(param);
+      expect(
+        response.json().errors.map((error: { param: string }) => error.param),
+        query,
+      ).toContain(param);
     }
     const tampered = await h.request(key, "/events?cursor=bm90LWEtY3Vyc29y.AAAA");
     expect(tampered.json().code).toBe("invalid_cursor");

@@ -33,7 +33,11 @@ export interface GatewayHarness {
   /** A new key for a merchant, as CreateApiKey returns it (the only copy). */
   createKey(merchantId: string): Promise<{ key: string; apiKeyId: string }>;
   /** GET/HEAD with a bearer key. */
-  request(key: string | undefined, url: string, options?: { method?: "GET" | "HEAD" | "DELETE"; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  request(
+    key: string | undefined,
+    url: string,
+    options?: { method?: "GET" | "HEAD" | "DELETE"; headers?: Record<string, string> },
+  ): Promise<LightMyRequestResponse>;
   /** Resolves once the revocation listener trusts the cache (its NATS subscription is live). */
   cacheLive(): Promise<void>;
   close(): Promise<void>;
@@ -128,4 +132,3 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
     },
   };
 }
-

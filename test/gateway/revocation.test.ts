@@ -54,10 +54,14 @@ describe("revocation through the gateway", () => {
       await nc.close();
     }
     // The key is not really revoked, so it is verified again upstream (and cached again).
-    await pollUntil(async () => {
-      await h.request(key, "/subscriptions");
-      return keyLookups() > lookups;
-    }, "the event to evict the key", 1_000);
+    await pollUntil(
+      async () => {
+        await h.request(key, "/subscriptions");
+        return keyLookups() > lookups;
+      },
+      "the event to evict the key",
+      1_000,
+    );
   });
 
   it("trusts no cache while its NATS subscription is not connected", async () => {

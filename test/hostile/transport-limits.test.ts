@@ -52,7 +52,10 @@ describe("transport limits at the gateway (real socket)", () => {
   });
 
   it("an oversized header block is refused with 431, not served and not a 5xx", async () => {
-    const line = await rawStatusLine(port, `GET /api/v1/subscriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Big: ${"a".repeat(64 * 1024)}\r\n\r\n`);
+    const line = await rawStatusLine(
+      port,
+      `GET /api/v1/subscriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Big: ${"a".repeat(64 * 1024)}\r\n\r\n`,
+    );
     expect(line).toMatch(/^HTTP\/1\.1 431/);
   });
 
@@ -110,7 +113,12 @@ describe("deadlines", () => {
   });
 
   it("statement_timeout holds on a service role's pool", async () => {
-    const pool = createPool({ connectionString: inject("roleDatabaseUrls").query, statementTimeoutMs: 200, readOnly: true, applicationName: "hostile-timeout" });
+    const pool = createPool({
+      connectionString: inject("roleDatabaseUrls").query,
+      statementTimeoutMs: 200,
+      readOnly: true,
+      applicationName: "hostile-timeout",
+    });
     try {
       await expect(pool.query("SELECT pg_sleep(5)")).rejects.toMatchObject({ code: "57014" });
       const setting = await pool.query<{ statement_timeout: string }>("SHOW statement_timeout");
@@ -213,9 +221,14 @@ describe("hostile RPC fields", () => {
   it("CreateApiKey: any merchant, name and expires_at", async () => {
     const future = fc.integer({ min: 1, max: 3_650 }).map((days) => timestamp(nowSeconds() + BigInt(days) * 86_400n));
     await fc.assert(
-      fc.asyncProperty(orValid(merchantId, text), orValid("fuzzed", text), fc.oneof(fc.constant(undefined), future, extremeTimestamp), async (merchant, name, expiresAt) => {
-        await expectCallerError(h.auth.apiKeys.createApiKey({ merchantId: merchant, name, expiresAt }));
-      }),
+      fc.asyncProperty(
+        orValid(merchantId, text),
+        orValid("fuzzed", text),
+        fc.oneof(fc.constant(undefined), future, extremeTimestamp),
+        async (merchant, name, expiresAt) => {
+          await expectCallerError(h.auth.apiKeys.createApiKey({ merchantId: merchant, name, expiresAt }));
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -249,19 +262,33 @@ describe("hostile RPC fields", () => {
   });
 
   it("WebhookEndpointService fields", async () => {
-    const url = orValid("http://127.0.0.1:9/hooks", fc.oneof(text, text.map((path) => `http://127.0.0.1:9/${path}`)));
+    const url = orValid(
+      "http://127.0.0.1:9/hooks",
+      fc.oneof(
+        text,
+        text.map((path) => `http://127.0.0.1:9/${path}`),
+      ),
+    );
     const mask = (path: string) => create(FieldMaskSchema, { paths: [path] });
     await fc.assert(
-      fc.asyncProperty(orValid(merchantId, text), orValid(endpointId, text), url, text, int32, orValid("", text), async (merchant, id, target, description, pageSize, pageToken) => {
-        await expectCallerError(webhook.endpoints.createEndpoint({ merchantId: merchant, url: target, description }));
-        await expectCallerError(webhook.endpoints.listEndpoints({ merchantId: merchant, pageSize, pageToken }));
-        await expectCallerError(webhook.endpoints.getEndpoint({ merchantId: merchant, endpointId: id }));
-        await expectCallerError(webhook.endpoints.updateEndpoint({ merchantId: merchant, endpoint: { id, description }, updateMask: mask("description") }));
-        await expectCallerError(webhook.endpoints.updateEndpoint({ merchantId: merchant, endpoint: { id, url: target }, updateMask: mask("url") }));
-        await expectCallerError(webhook.endpoints.sendTestEvent({ merchantId: merchant, endpointId: id }));
-        // Never the fixture's own id: deleting it would leave the other calls nothing to reach.
-        await expectCallerError(webhook.endpoints.deleteEndpoint({ merchantId: merchant, endpointId: id === endpointId ? description : id }));
-      }),
+      fc.asyncProperty(
+        orValid(merchantId, text),
+        orValid(endpointId, text),
+        url,
+        text,
+        int32,
+        orValid("", text),
+        async (merchant, id, target, description, pageSize, pageToken) => {
+          await expectCallerError(webhook.endpoints.createEndpoint({ merchantId: merchant, url: target, description }));
+          await expectCallerError(webhook.endpoints.listEndpoints({ merchantId: merchant, pageSize, pageToken }));
+          await expectCallerError(webhook.endpoints.getEndpoint({ merchantId: merchant, endpointId: id }));
+          await expectCallerError(webhook.endpoints.updateEndpoint({ merchantId: merchant, endpoint: { id, description }, updateMask: mask("description") }));
+          await expectCallerError(webhook.endpoints.updateEndpoint({ merchantId: merchant, endpoint: { id, url: target }, updateMask: mask("url") }));
+          await expectCallerError(webhook.endpoints.sendTestEvent({ merchantId: merchant, endpointId: id }));
+          // Never the fixture's own id: deleting it would leave the other calls nothing to reach.
+          await expectCallerError(webhook.endpoints.deleteEndpoint({ merchantId: merchant, endpointId: id === endpointId ? description : id }));
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -270,12 +297,20 @@ describe("hostile RPC fields", () => {
     const recent = fc.integer({ min: -40 * 86_400, max: 86_400 }).map((offset) => timestamp(nowSeconds() + BigInt(offset)));
     const time = orValid(undefined, fc.oneof(recent, extremeTimestamp));
     await fc.assert(
-      fc.asyncProperty(orValid(merchantId, text), orValid(endpointId, text), text, time, time, orValid("", text), async (merchant, id, other, startTime, endTime, pageToken) => {
-        await expectCallerError(webhook.deliveries.listDeliveries({ merchantId: merchant, endpointId: id, pageToken }));
-        await expectCallerError(webhook.deliveries.listAttempts({ merchantId: merchant, deliveryId: other, pageToken }));
-        await expectCallerError(webhook.deliveries.resendEvent({ merchantId: merchant, endpointId: id, eventId: other }));
-        await expectCallerError(webhook.deliveries.replayEvents({ merchantId: merchant, endpointId: id, startTime, endTime }));
-      }),
+      fc.asyncProperty(
+        orValid(merchantId, text),
+        orValid(endpointId, text),
+        text,
+        time,
+        time,
+        orValid("", text),
+        async (merchant, id, other, startTime, endTime, pageToken) => {
+          await expectCallerError(webhook.deliveries.listDeliveries({ merchantId: merchant, endpointId: id, pageToken }));
+          await expectCallerError(webhook.deliveries.listAttempts({ merchantId: merchant, deliveryId: other, pageToken }));
+          await expectCallerError(webhook.deliveries.resendEvent({ merchantId: merchant, endpointId: id, eventId: other }));
+          await expectCallerError(webhook.deliveries.replayEvents({ merchantId: merchant, endpointId: id, startTime, endTime }));
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -301,7 +336,15 @@ describe("hostile RPC fields", () => {
       ["latency", () => h.auth.audit.recordRead({ ...read, latency: create(DurationSchema, { seconds: 2n ** 62n }) })],
       ["merchant_id", () => webhook.endpoints.createEndpoint({ merchantId: nul, url: "http://127.0.0.1:9/hooks" })],
       ["description", () => webhook.endpoints.createEndpoint({ merchantId, url: "http://127.0.0.1:9/hooks", description: nul })],
-      ["endpoint.description", () => webhook.endpoints.updateEndpoint({ merchantId, endpoint: { id: endpointId, description: nul }, updateMask: create(FieldMaskSchema, { paths: ["description"] }) })],
+      [
+        "endpoint.description",
+        () =>
+          webhook.endpoints.updateEndpoint({
+            merchantId,
+            endpoint: { id: endpointId, description: nul },
+            updateMask: create(FieldMaskSchema, { paths: ["description"] }),
+          }),
+      ],
       ["merchant_id", () => webhook.endpoints.listEndpoints({ merchantId: nul })],
       ["merchant_id", () => webhook.endpoints.getEndpoint({ merchantId: nul, endpointId })],
       ["merchant_id", () => webhook.endpoints.rotateSecret({ merchantId: nul, endpointId })],
@@ -310,7 +353,16 @@ describe("hostile RPC fields", () => {
       ["merchant_id", () => webhook.deliveries.resendEvent({ merchantId: nul, endpointId, eventId: "evt_0" })],
       ["start_time", () => webhook.deliveries.replayEvents({ merchantId, endpointId, startTime: year10000 })],
       ["start_time", () => webhook.deliveries.replayEvents({ merchantId, endpointId, startTime: timestamp(-(2n ** 63n)), endTime: timestamp(nowSeconds()) })],
-      ["end_time", () => webhook.deliveries.replayEvents({ merchantId, endpointId, startTime: timestamp(nowSeconds() - 60n), endTime: timestamp(nowSeconds(), 1_000_000_000) })],
+      [
+        "end_time",
+        () =>
+          webhook.deliveries.replayEvents({
+            merchantId,
+            endpointId,
+            startTime: timestamp(nowSeconds() - 60n),
+            endTime: timestamp(nowSeconds(), 1_000_000_000),
+          }),
+      ],
     ];
     for (const [field, call] of cases) {
       const error = await rpcError(call());

@@ -71,7 +71,9 @@ describe("the embedded Postgres, run from a clone in a private folder (0700, spa
 
   beforeAll(async () => {
     // The clone's own launcher code, so the binaries it finds are the clone's, under the private folder.
-    ({ startEmbeddedPostgres } = (await import(pathToFileURL(join(clone.root, "deploy/local/src/embedded-postgres.ts")).href)) as typeof import("../../deploy/local/src/embedded-postgres.ts"));
+    ({ startEmbeddedPostgres } = (await import(
+      pathToFileURL(join(clone.root, "deploy/local/src/embedded-postgres.ts")).href
+    )) as typeof import("../../deploy/local/src/embedded-postgres.ts"));
     mkdirSync(dataDir, { recursive: true, mode: 0o755 }); // as the launcher makes it
   });
 

@@ -90,7 +90,17 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
   });
 
   it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", async () => {
-    const ports = { QUERY_PORT: await freePort(), AUTH_PORT: await freePort(), WEBHOOK_PORT: await freePort(), RELAY_HEALTH_PORT: await freePort(), GATEWAY_PORT: await freePort(), GATEWAY_METRICS_PORT: "0", QUERY_METRICS_PORT: "0", AUTH_METRICS_PORT: "0", WEBHOOK_METRICS_PORT: "0" };
+    const ports = {
+      QUERY_PORT: await freePort(),
+      AUTH_PORT: await freePort(),
+      WEBHOOK_PORT: await freePort(),
+      RELAY_HEALTH_PORT: await freePort(),
+      GATEWAY_PORT: await freePort(),
+      GATEWAY_METRICS_PORT: "0",
+      QUERY_METRICS_PORT: "0",
+      AUTH_METRICS_PORT: "0",
+      WEBHOOK_METRICS_PORT: "0",
+    };
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: databaseUrl.toString(),
@@ -161,7 +171,8 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
     // Nothing of the test run's own set-up: the launcher's defaults, as on a newcomer's machine.
     delete env.DATABASE_URL;
     delete env.SUBDATA_DATA_DIR;
-    for (const name of ["EMBEDDED_POSTGRES_PORT", "QUERY_PORT", "AUTH_PORT", "WEBHOOK_PORT", "RELAY_HEALTH_PORT", "GATEWAY_PORT"]) env[name] = String(await freePort());
+    for (const name of ["EMBEDDED_POSTGRES_PORT", "QUERY_PORT", "AUTH_PORT", "WEBHOOK_PORT", "RELAY_HEALTH_PORT", "GATEWAY_PORT"])
+      env[name] = String(await freePort());
     for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT"]) env[name] = "0";
     return env;
   }
@@ -176,7 +187,11 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
     expect(output, output).toContain("subdata is ready");
     expect(output).toContain("initialising the embedded Postgres cluster");
     if (process.getuid?.() === 0) {
-      expect(output).toMatch(new RegExp(`postgres +postgres://postgres@127\\.0\\.0\\.1:${env.EMBEDDED_POSTGRES_PORT}/subdata +\\(embedded, data in ${SHARED_CLUSTERS_DIR}/my-clone-[0-9a-f]{8}/data, linked from \\.subdata/postgres\\)`));
+      expect(output).toMatch(
+        new RegExp(
+          `postgres +postgres://postgres@127\\.0\\.0\\.1:${env.EMBEDDED_POSTGRES_PORT}/subdata +\\(embedded, data in ${SHARED_CLUSTERS_DIR}/my-clone-[0-9a-f]{8}/data, linked from \\.subdata/postgres\\)`,
+        ),
+      );
     } else {
       expect(output).toContain("(embedded, data in .subdata/postgres)");
     }

@@ -44,7 +44,11 @@ export async function startNatsWithoutJetStream(): Promise<PlainNats> {
   }
   if (process.env.DOCKER_HOST || existsSync("/var/run/docker.sock")) {
     const { GenericContainer, Wait } = await import("testcontainers");
-    const container = await new GenericContainer("nats:2.9").withCommand(["-p", "4222"]).withExposedPorts(4222).withWaitStrategy(Wait.forLogMessage(/Server is ready/)).start();
+    const container = await new GenericContainer("nats:2.9")
+      .withCommand(["-p", "4222"])
+      .withExposedPorts(4222)
+      .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+      .start();
     return {
       url: `nats://${container.getHost()}:${container.getMappedPort(4222)}`,
       async stop() {

@@ -47,7 +47,9 @@ describe("subdata-mirror as a process", () => {
       mirror.child.kill("SIGTERM");
     }
     expect(await mirror.exited).toBe(0);
-    expect(mirror.stdout.join("\n")).toMatch(/^bin_follow: 3 subscriptions, 4 charges, 2 orders, 4 order_line_items; \d+ feed events applied in all \(stopped; run again to resume\)$/);
+    expect(mirror.stdout.join("\n")).toMatch(
+      /^bin_follow: 3 subscriptions, 4 charges, 2 orders, 4 order_line_items; \d+ feed events applied in all \(stopped; run again to resume\)$/,
+    );
   });
 
   it("killed with SIGKILL while following, resumes on the next run with nothing lost or applied twice", async () => {
@@ -69,7 +71,12 @@ describe("subdata-mirror as a process", () => {
 
     const resumed = await runBin(copyArgs("bin_killed", "--json"), merchant.key);
     expect(resumed.code).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ schema: "bin_killed", phase: "feed", stopped: false, rows: { subscriptions: 4, charges: 6, orders: 0, order_line_items: 0 } });
+    expect(JSON.parse(resumed.stdout)).toMatchObject({
+      schema: "bin_killed",
+      phase: "feed",
+      stopped: false,
+      rows: { subscriptions: 4, charges: 6, orders: 0, order_line_items: 0 },
+    });
     expect(await copySnapshot(harness.target, "bin_killed")).toEqual(await apiSnapshot(merchant.client));
     expect(Number((await syncState(harness.target, "bin_killed"))?.events_applied)).toBe(await eventsAfter(merchant.client, before.next_cursor));
   });
@@ -105,7 +112,9 @@ describe("subdata-mirror refusing bad input", () => {
     const port = await closedPort();
     const run = await runBin(["--api-url", `http://127.0.0.1:${port}`, "--to", harness.targetUrl, "--schema", "no_api"], "sds_whatever");
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`^error: could not reach the subdata API at http://127\\.0\\.0\\.1:${port}/api/v1/events\\?cursor=head: ECONNREFUSED`));
+    expect(run.stderr).toMatch(
+      new RegExp(`^error: could not reach the subdata API at http://127\\.0\\.0\\.1:${port}/api/v1/events\\?cursor=head: ECONNREFUSED`),
+    );
     expect(run.stderr.split("\n")).toHaveLength(1);
   });
 
@@ -114,7 +123,9 @@ describe("subdata-mirror refusing bad input", () => {
     const port = await closedPort();
     const run = await runBin(["--api-url", harness.apiUrl, "--to", `postgres://postgres:hunter2@127.0.0.1:${port}/copy`], merchant.key);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`^error: could not connect to the target database postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${port}/copy: .*ECONNREFUSED`));
+    expect(run.stderr).toMatch(
+      new RegExp(`^error: could not connect to the target database postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${port}/copy: .*ECONNREFUSED`),
+    );
     expect(run.stderr).not.toMatch(/hunter2/);
   });
 
@@ -170,7 +181,13 @@ describe("npx subdata mirror", () => {
     await seedMerchant(harness, merchant.merchantId, 2);
     const run = await runCli(["mirror", ...copyArgs("through_cli"), "--json"], { env: { SUBDATA_API_KEY: merchant.key } });
     expect(run.code).toBe(0);
-    expect(json(run)).toEqual({ schema: "through_cli", phase: "feed", stopped: false, events_applied: 0, rows: { subscriptions: 2, charges: 4, orders: 2, order_line_items: 4 } });
+    expect(json(run)).toEqual({
+      schema: "through_cli",
+      phase: "feed",
+      stopped: false,
+      events_applied: 0,
+      rows: { subscriptions: 2, charges: 4, orders: 2, order_line_items: 4 },
+    });
     expect(await copySnapshot(harness.target, "through_cli")).toEqual(await apiSnapshot(merchant.client));
   });
 

@@ -168,7 +168,13 @@ export async function seedMerchant(harness: MirrorHarness, merchantId: string, s
       cancelledAt: index % 3 === 2 ? "2026-10-01T12:00:00.456Z" : null,
       cancellationReason: index % 3 === 2 ? "too expensive" : null,
     });
-    const paid = await fixtures.charge({ merchantId, subscriptionId: subscription.id, currency, amountMinor: 1999 + index, processedAt: "2026-11-01T00:00:00.001Z" });
+    const paid = await fixtures.charge({
+      merchantId,
+      subscriptionId: subscription.id,
+      currency,
+      amountMinor: 1999 + index,
+      processedAt: "2026-11-01T00:00:00.001Z",
+    });
     await fixtures.charge({
       merchantId,
       subscriptionId: subscription.id,
@@ -220,14 +226,17 @@ export function spawnMirror(args: readonly string[], env: Record<string, string>
     };
   };
   child.stdout!.on("data", lines(stdout));
-  child.stderr!.on("data", lines(stderr, (line) => {
-    for (const watcher of [...watchers]) {
-      if (watcher.pattern.test(line)) {
-        watchers.splice(watchers.indexOf(watcher), 1);
-        watcher.resolve();
+  child.stderr!.on(
+    "data",
+    lines(stderr, (line) => {
+      for (const watcher of [...watchers]) {
+        if (watcher.pattern.test(line)) {
+          watchers.splice(watchers.indexOf(watcher), 1);
+          watcher.resolve();
+        }
       }
-    }
-  }));
+    }),
+  );
   const exited = new Promise<number | string>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
   return {
     child,

@@ -50,14 +50,22 @@ describe("the mirror's initial copy", () => {
     const copy = await copySnapshot(targetPool, "initial_copy");
     expect(copy).toEqual(await apiSnapshot(merchant.client));
     expect(new Set(copy.subscriptions.map((subscription) => subscription.price.currency))).toEqual(new Set(["USD", "JPY", "KWD", "EUR"]));
-    expect(await syncState(targetPool, "initial_copy")).toMatchObject({ phase: "feed", subscriptions_walked: true, charges_walked: true, orders_walked: true, events_applied: "0" });
+    expect(await syncState(targetPool, "initial_copy")).toMatchObject({
+      phase: "feed",
+      subscriptions_walked: true,
+      charges_walked: true,
+      orders_walked: true,
+      events_applied: "0",
+    });
   });
 
   it("keeps money exact with the currency's minor digits", async () => {
     const merchant = await harness.merchant();
     await seedMerchant(harness, merchant.merchantId, 4);
     await mirror(merchant.client, "money_digits");
-    const prices = await targetPool.query<{ price: string; price_currency: string }>("SELECT price::text AS price, price_currency FROM money_digits.subscriptions ORDER BY price_currency");
+    const prices = await targetPool.query<{ price: string; price_currency: string }>(
+      "SELECT price::text AS price, price_currency FROM money_digits.subscriptions ORDER BY price_currency",
+    );
     expect(prices.rows).toEqual([
       { price: "20.02", price_currency: "EUR" },
       { price: "2000", price_currency: "JPY" },
@@ -96,7 +104,9 @@ describe("the mirror following the feed", () => {
       await fixtures.order({ merchantId: merchant.merchantId, subscriptionId: created.id, chargeId: createdCharge, currency: "GBP", lineItems: [{}, {}, {}] });
       await source.query("UPDATE subscriptions SET status = 'PAUSED', paused_at = now() WHERE id = $1", [first!.id]);
       await source.query("UPDATE subscriptions SET quantity = quantity + 4 WHERE id = $1", [first!.id]);
-      await source.query("UPDATE charges SET status = 'REFUNDED', amount_refunded_minor = amount_minor WHERE subscription_id = $1 AND status = 'SUCCEEDED'", [second!.id]);
+      await source.query("UPDATE charges SET status = 'REFUNDED', amount_refunded_minor = amount_minor WHERE subscription_id = $1 AND status = 'SUCCEEDED'", [
+        second!.id,
+      ]);
       await source.query(
         "UPDATE order_line_items SET quantity = 7, total_minor = unit_price_minor * 7 WHERE position = 1 AND order_id = (SELECT id FROM orders WHERE subscription_id = $1)",
         [second!.id],

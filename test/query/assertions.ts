@@ -1,5 +1,5 @@
 import type { DescMessage } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import type { ConnectError } from "@connectrpc/connect";
 import { MoneySchema } from "@subdata/proto/subdata/common/v1/money_pb";
 import { errorDetailOf } from "@subdata/runtime";
 import { expect } from "vitest";

@@ -41,9 +41,7 @@ describe("many large pages at once over one HTTP/2 session", () => {
   // through one session a window at a time and, behind a busy gateway, ran into their deadlines.
   it(`serves ${CONCURRENT} concurrent ListSubscriptions of ${ROWS} rows through one transport`, async () => {
     const pages = await Promise.all(
-      Array.from({ length: CONCURRENT }, () =>
-        query.subscriptions.listSubscriptions({ merchantId, pageSize: ROWS, status: SubscriptionStatus.ACTIVE }),
-      ),
+      Array.from({ length: CONCURRENT }, () => query.subscriptions.listSubscriptions({ merchantId, pageSize: ROWS, status: SubscriptionStatus.ACTIVE })),
     );
     for (const page of pages) expect(page.subscriptions).toHaveLength(ROWS);
     expect(new Set(pages.map((page) => page.subscriptions.map((subscription) => subscription.id).join())).size).toBe(1);

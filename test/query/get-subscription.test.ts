@@ -15,7 +15,13 @@ describe("GetSubscription", () => {
     const planId = await harness.fixtures.plan(merchantId, { interval: "YEAR", intervalCount: 1, priceMinor: 1500, currency: "JPY" });
     const subscription = await harness.fixtures.subscription({ merchantId, planId, priceMinor: 1500, currency: "JPY", status: "PAST_DUE" });
     const base = { merchantId, subscriptionId: subscription.id, currency: "JPY", amountMinor: 1500 };
-    const late = await harness.fixtures.charge({ ...base, status: "FAILED", failureCode: "card_declined", failureMessage: "Declined", createdAt: "2026-02-01 00:00:00.000002+00" });
+    const late = await harness.fixtures.charge({
+      ...base,
+      status: "FAILED",
+      failureCode: "card_declined",
+      failureMessage: "Declined",
+      createdAt: "2026-02-01 00:00:00.000002+00",
+    });
     const tied = [
       await harness.fixtures.charge({ ...base, status: "SUCCEEDED", processedAt: "2026-01-01 00:00:01+00", createdAt: "2026-01-01 00:00:00.000001+00" }),
       await harness.fixtures.charge({ ...base, status: "PARTIALLY_REFUNDED", amountRefundedMinor: 500, createdAt: "2026-01-01 00:00:00.000001+00" }),

@@ -58,7 +58,13 @@ describe("ListOrders", () => {
       tax: { amountMinor: 0n, currencyCode: "KWD" },
       total: { amountMinor: 2751n, currencyCode: "KWD" },
       lineItems: [
-        { sku: "BOX", title: "Monthly box", quantity: 2, unitPrice: { amountMinor: 1250n, currencyCode: "KWD" }, total: { amountMinor: 2500n, currencyCode: "KWD" } },
+        {
+          sku: "BOX",
+          title: "Monthly box",
+          quantity: 2,
+          unitPrice: { amountMinor: 1250n, currencyCode: "KWD" },
+          total: { amountMinor: 2500n, currencyCode: "KWD" },
+        },
         { sku: "TEA", title: "Tea", quantity: 1, unitPrice: { amountMinor: 1n, currencyCode: "KWD" }, total: { amountMinor: 1n, currencyCode: "KWD" } },
       ],
     });

@@ -2,10 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
-import {
-  ListSubscriptionsRequestSchema,
-  ListSubscriptionsResponseSchema,
-} from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { type ListSubscriptionsRequestSchema, ListSubscriptionsResponseSchema } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { errorDetailOf } from "@subdata/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useQueryHarness } from "../support/query-server.ts";

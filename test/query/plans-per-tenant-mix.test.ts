@@ -72,68 +72,130 @@ interface Read {
 }
 
 const READS: Read[] = [
-  { name: "subscriptions, first page", pageRows: LIMIT, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: null, after: null, limit: LIMIT }) },
+  {
+    name: "subscriptions, first page",
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: null, after: null, limit: LIMIT }),
+  },
   {
     name: "subscriptions, a deep page",
-    pageRows: LIMIT, plannedRows: MAX_LIST_ROWS,
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
     run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: null, after: at.middle, limit: LIMIT }),
   },
-  { name: "ACTIVE subscriptions, first page", pageRows: LIMIT, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "ACTIVE", after: null, limit: LIMIT }) },
+  {
+    name: "ACTIVE subscriptions, first page",
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "ACTIVE", after: null, limit: LIMIT }),
+  },
   {
     name: "subscriptions of one status, a deep page",
-    pageRows: LIMIT, plannedRows: MAX_LIST_ROWS,
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
     run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: at.middle.status, after: at.middle, limit: LIMIT }),
   },
   {
     name: "ACTIVE subscriptions, 90 % down the walk",
-    pageRows: LIMIT, plannedRows: MAX_LIST_ROWS,
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
     run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "ACTIVE", after: at.deepActive, limit: LIMIT }),
   },
   {
     name: "PAUSED subscriptions, 90 % down the walk",
-    pageRows: LIMIT, plannedRows: MAX_LIST_ROWS,
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
     run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "PAUSED", after: at.deepPaused, limit: LIMIT }),
   },
-  { name: "PAUSED subscriptions, first page", pageRows: LIMIT, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "PAUSED", after: null, limit: LIMIT }) },
+  {
+    name: "PAUSED subscriptions, first page",
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.subscriptions.list({ merchantId: at.merchantId, status: "PAUSED", after: null, limit: LIMIT }),
+  },
   // One subscription, its customer and plan, its two charges.
   { name: "one subscription with its charges", pageRows: 5, plannedRows: 5, run: (r, at) => r.subscriptions.findWithCharges(at.merchantId, at.middle.id) },
-  { name: "charges, first page", pageRows: LIMIT, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.charges.list({ merchantId: at.merchantId, subscriptionId: null, after: null, limit: LIMIT }) },
-  { name: "charges, a deep page", pageRows: LIMIT, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.charges.list({ merchantId: at.merchantId, subscriptionId: null, after: at.middleCharge, limit: LIMIT }) },
-  { name: "one subscription's charges", pageRows: LIMIT, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.charges.list({ merchantId: at.merchantId, subscriptionId: at.middle.id, after: null, limit: LIMIT }) },
+  {
+    name: "charges, first page",
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.charges.list({ merchantId: at.merchantId, subscriptionId: null, after: null, limit: LIMIT }),
+  },
+  {
+    name: "charges, a deep page",
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.charges.list({ merchantId: at.merchantId, subscriptionId: null, after: at.middleCharge, limit: LIMIT }),
+  },
+  {
+    name: "one subscription's charges",
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.charges.list({ merchantId: at.merchantId, subscriptionId: at.middle.id, after: null, limit: LIMIT }),
+  },
   {
     name: "one subscription's charges, next page",
-    pageRows: LIMIT, plannedRows: MAX_LIST_ROWS,
+    pageRows: LIMIT,
+    plannedRows: MAX_LIST_ROWS,
     run: (r, at) => r.charges.list({ merchantId: at.merchantId, subscriptionId: at.middle.id, after: at.middleCharge, limit: LIMIT }),
   },
-  { name: "orders, first page", pageRows: LIMIT * 3, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.orders.list({ merchantId: at.merchantId, subscriptionId: null, after: null, limit: LIMIT }) },
-  { name: "orders, a deep page", pageRows: LIMIT * 3, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.orders.list({ merchantId: at.merchantId, subscriptionId: null, after: at.middleOrder, limit: LIMIT }) },
-  { name: "one subscription's orders", pageRows: LIMIT * 3, plannedRows: MAX_LIST_ROWS, run: (r, at) => r.orders.list({ merchantId: at.merchantId, subscriptionId: at.middle.id, after: null, limit: LIMIT }) },
+  {
+    name: "orders, first page",
+    pageRows: LIMIT * 3,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.orders.list({ merchantId: at.merchantId, subscriptionId: null, after: null, limit: LIMIT }),
+  },
+  {
+    name: "orders, a deep page",
+    pageRows: LIMIT * 3,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.orders.list({ merchantId: at.merchantId, subscriptionId: null, after: at.middleOrder, limit: LIMIT }),
+  },
+  {
+    name: "one subscription's orders",
+    pageRows: LIMIT * 3,
+    plannedRows: MAX_LIST_ROWS,
+    run: (r, at) => r.orders.list({ merchantId: at.merchantId, subscriptionId: at.middle.id, after: null, limit: LIMIT }),
+  },
   {
     name: "one subscription's orders, next page",
-    pageRows: LIMIT * 3, plannedRows: MAX_LIST_ROWS,
+    pageRows: LIMIT * 3,
+    plannedRows: MAX_LIST_ROWS,
     run: (r, at) => r.orders.list({ merchantId: at.merchantId, subscriptionId: at.middle.id, after: at.middleOrder, limit: LIMIT }),
   },
   {
     name: "the feed from the start",
-    pageRows: EVENT_LIMIT + 1, plannedRows: MAX_EVENT_ROWS,
+    pageRows: EVENT_LIMIT + 1,
+    plannedRows: MAX_EVENT_ROWS,
     run: (r, at) => r.events.page({ merchantId: at.merchantId, after: FEED_START, types: null, limit: EVENT_LIMIT, commitWindow: COMMIT_WINDOW }),
   },
   {
     name: "the feed from its middle",
-    pageRows: EVENT_LIMIT + 1, plannedRows: MAX_EVENT_ROWS,
-    run: (r, at) => r.events.page({ merchantId: at.merchantId, after: { position: at.middleCommit, seq: 0n }, types: null, limit: EVENT_LIMIT, commitWindow: COMMIT_WINDOW }),
+    pageRows: EVENT_LIMIT + 1,
+    plannedRows: MAX_EVENT_ROWS,
+    run: (r, at) =>
+      r.events.page({ merchantId: at.merchantId, after: { position: at.middleCommit, seq: 0n }, types: null, limit: EVENT_LIMIT, commitWindow: COMMIT_WINDOW }),
   },
   {
     // Each commit holds one or two events: the window's commits and their events.
     name: "the feed filtered by a common type",
-    pageRows: COMMIT_WINDOW, plannedRows: COMMIT_WINDOW,
+    pageRows: COMMIT_WINDOW,
+    plannedRows: COMMIT_WINDOW,
     run: (r, at) => r.events.page({ merchantId: at.merchantId, after: FEED_START, types: ["order.created"], limit: EVENT_LIMIT, commitWindow: COMMIT_WINDOW }),
   },
   {
     name: "the feed filtered by a type that never occurs (the whole window)",
-    pageRows: COMMIT_WINDOW, plannedRows: COMMIT_WINDOW,
+    pageRows: COMMIT_WINDOW,
+    plannedRows: COMMIT_WINDOW,
     run: (r, at) =>
-      r.events.page({ merchantId: at.merchantId, after: { position: at.middleCommit, seq: 0n }, types: ["subscription.deleted"], limit: EVENT_LIMIT, commitWindow: COMMIT_WINDOW }),
+      r.events.page({
+        merchantId: at.merchantId,
+        after: { position: at.middleCommit, seq: 0n },
+        types: ["subscription.deleted"],
+        limit: EVENT_LIMIT,
+        commitWindow: COMMIT_WINDOW,
+      }),
   },
   { name: "the feed's head", pageRows: 1, plannedRows: 1, run: (r, at) => r.events.head(at.merchantId) },
   { name: "the feed's retention horizon", pageRows: 1, plannedRows: 1, run: (r, at) => r.events.purgedThrough(at.merchantId) },
@@ -202,7 +264,8 @@ const blocksFor = (scan: Scan) => 4 * scan.loops + 1.1 * scan.rows + 16;
 
 /** The row counts the planner expected of the plan and of each LIMIT in it: the size it was made for. */
 function plannedFor(node: PlanNode, into: Array<{ node: string; rows: number }> = []) {
-  if (into.length === 0 || node["Node Type"] === "Limit") into.push({ node: into.length === 0 ? `${node["Node Type"]} (the plan)` : "Limit", rows: node["Plan Rows"] });
+  if (into.length === 0 || node["Node Type"] === "Limit")
+    into.push({ node: into.length === 0 ? `${node["Node Type"]} (the plan)` : "Limit", rows: node["Plan Rows"] });
   for (const child of node.Plans ?? []) plannedFor(child, into);
   return into;
 }
@@ -252,7 +315,8 @@ describe.each(tenantMixes(SUBSCRIPTIONS))("the query service's statements with t
         return (rows[0] as { id: string; at: string } | undefined) ?? subscription;
       };
       const status = (await admin.query("SELECT status::text FROM subscriptions WHERE id = $1", [subscription.id])).rows[0].status as string;
-      const commit = (await admin.query("SELECT (max(position) + min(position)) / 2 AS middle FROM change_commits WHERE merchant_id = $1", [merchantId])).rows[0];
+      const commit = (await admin.query("SELECT (max(position) + min(position)) / 2 AS middle FROM change_commits WHERE merchant_id = $1", [merchantId]))
+        .rows[0];
       landmarks = {
         merchantId,
         middle: { ...subscription, status },

@@ -33,10 +33,15 @@ describe("the query server", () => {
     const transport = createConnectTransport({
       baseUrl: query.baseUrl,
       httpVersion: "2",
-      interceptors: serviceToken === undefined ? [] : [(next) => (request) => {
-        request.header.set("authorization", `Bearer ${serviceToken}`);
-        return next(request);
-      }],
+      interceptors:
+        serviceToken === undefined
+          ? []
+          : [
+              (next) => (request) => {
+                request.header.set("authorization", `Bearer ${serviceToken}`);
+                return next(request);
+              },
+            ],
     });
     return { subscriptions: createClient(SubscriptionService, transport), health: createClient(Health, transport) };
   }
@@ -92,13 +97,43 @@ describe("the query server", () => {
   describe("its SQL", () => {
     const statements = [
       ["subscriptions, first page", subscriptionStatements.list.all.first, ["mer_x", 51], "subscriptions_merchant_keyset", []],
-      ["subscriptions, next page", subscriptionStatements.list.all.after, ["mer_x", "2026-01-01 00:00:00.000001+00", "sub_x", 51], "subscriptions_merchant_keyset", []],
-      ["subscriptions by status, first page", subscriptionStatements.list.status.first, ["mer_x", "ACTIVE", 51], "subscriptions_merchant_status_keyset", ["subscriptions_merchant_keyset"]],
-      ["subscriptions by status, next page", subscriptionStatements.list.status.after, ["mer_x", "ACTIVE", "2026-01-01 00:00:00+00", "sub_x", 51], "subscriptions_merchant_status_keyset", ["subscriptions_merchant_keyset"]],
+      [
+        "subscriptions, next page",
+        subscriptionStatements.list.all.after,
+        ["mer_x", "2026-01-01 00:00:00.000001+00", "sub_x", 51],
+        "subscriptions_merchant_keyset",
+        [],
+      ],
+      [
+        "subscriptions by status, first page",
+        subscriptionStatements.list.status.first,
+        ["mer_x", "ACTIVE", 51],
+        "subscriptions_merchant_status_keyset",
+        ["subscriptions_merchant_keyset"],
+      ],
+      [
+        "subscriptions by status, next page",
+        subscriptionStatements.list.status.after,
+        ["mer_x", "ACTIVE", "2026-01-01 00:00:00+00", "sub_x", 51],
+        "subscriptions_merchant_status_keyset",
+        ["subscriptions_merchant_keyset"],
+      ],
       ["orders, first page", orderStatements.list.all.first, ["mer_x", 51], "orders_merchant_keyset", []],
-      ["orders by subscription, first page", orderStatements.list.subscription.first, ["mer_x", "sub_x", 51], "orders_merchant_subscription_keyset", ["orders_merchant_keyset"]],
+      [
+        "orders by subscription, first page",
+        orderStatements.list.subscription.first,
+        ["mer_x", "sub_x", 51],
+        "orders_merchant_subscription_keyset",
+        ["orders_merchant_keyset"],
+      ],
       ["orders, next page", orderStatements.list.all.after, ["mer_x", "2026-01-01 00:00:00+00", "ord_x", 51], "orders_merchant_keyset", []],
-      ["orders by subscription, next page", orderStatements.list.subscription.after, ["mer_x", "sub_x", "2026-01-01 00:00:00+00", "ord_x", 51], "orders_merchant_subscription_keyset", ["orders_merchant_keyset"]],
+      [
+        "orders by subscription, next page",
+        orderStatements.list.subscription.after,
+        ["mer_x", "sub_x", "2026-01-01 00:00:00+00", "ord_x", 51],
+        "orders_merchant_subscription_keyset",
+        ["orders_merchant_keyset"],
+      ],
       ["one subscription with its charges", subscriptionStatements.getWithCharges, ["mer_x", "sub_x"], "subscriptions_merchant_id_id", []],
     ] as const;
 

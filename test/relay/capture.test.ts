@@ -118,7 +118,12 @@ describe("subscription change capture", () => {
     await admin.query("UPDATE subscriptions SET quantity = 3 WHERE merchant_id = $1", [owner.merchantId]);
     await admin.query("DELETE FROM subscriptions WHERE id = $1", [ids[0]]);
     const rows = await outboxRows(admin, owner.merchantId);
-    expect(rows.filter((row) => row.event_type === "subscription.updated").map((row) => row.resource_id).sort()).toEqual([...ids].sort());
+    expect(
+      rows
+        .filter((row) => row.event_type === "subscription.updated")
+        .map((row) => row.resource_id)
+        .sort(),
+    ).toEqual([...ids].sort());
     const deleted = rows.filter((row) => row.event_type === "subscription.deleted");
     expect(deleted).toHaveLength(1);
     expect(deleted[0]).toMatchObject({ resource_id: ids[0], version: "2" });

@@ -76,9 +76,7 @@ describe("the outbox relay", () => {
   it("publishes every change once, with Nats-Msg-Id = event id, as a SubscriptionEvent", async () => {
     const owner = await createMerchant(admin, "relay publish");
     const subscriptionId = await createSubscription(admin, owner);
-    await admin.query("UPDATE subscriptions SET status = 'CANCELLED', cancelled_at = now(), cancellation_reason = 'moved' WHERE id = $1", [
-      subscriptionId,
-    ]);
+    await admin.query("UPDATE subscriptions SET status = 'CANCELLED', cancelled_at = now(), cancellation_reason = 'moved' WHERE id = $1", [subscriptionId]);
     await admin.query("DELETE FROM subscriptions WHERE id = $1", [subscriptionId]);
     const { relay } = relayFor();
     relay.start();
@@ -198,10 +196,7 @@ describe("the outbox relay", () => {
   });
 
   it("keeps each subscription's versions in order under a burst, with two relays and small batches", async () => {
-    await expectOrderUnderBurst("relay burst", () => [
-      relayFor({ batchSize: 7, pollIntervalMs: 20 }),
-      relayFor({ batchSize: 5, pollIntervalMs: 20 }),
-    ]);
+    await expectOrderUnderBurst("relay burst", () => [relayFor({ batchSize: 7, pollIntervalMs: 20 }), relayFor({ batchSize: 5, pollIntervalMs: 20 })]);
   });
 
   it("keeps each subscription's versions in order under a burst, with one relay running three rounds at once", async () => {

@@ -59,7 +59,11 @@ describe("the relay's retention purge", () => {
     const commitsB = await commitsOf(b.merchantId);
     expect(commitsA).toHaveLength(5);
     // A's first four commits are past the feed's retention, its fifth is not; B's only one is.
-    await backdate(a.merchantId, commitsA.slice(0, 4).map((commit) => commit.position), 31);
+    await backdate(
+      a.merchantId,
+      commitsA.slice(0, 4).map((commit) => commit.position),
+      31,
+    );
     await backdate(b.merchantId, [commitsB[0]!.position], 400);
     // Every outbox row was published long enough ago to go as well.
     await admin.query("UPDATE event_outbox SET published_at = now() - interval '8 days'");

@@ -15,10 +15,9 @@ import type { Queryable } from "@subdata/runtime";
 export async function createMerchant(db: Queryable, name: string): Promise<{ merchantId: string; customerId: string; planId: string }> {
   const merchant = await db.query<{ id: string }>("INSERT INTO merchants (name) VALUES ($1) RETURNING id", [name]);
   const merchantId = merchant.rows[0]!.id;
-  const customer = await db.query<{ id: string }>(
-    "INSERT INTO customers (merchant_id, email, name) VALUES ($1, 'ada@example.com', 'Ada') RETURNING id",
-    [merchantId],
-  );
+  const customer = await db.query<{ id: string }>("INSERT INTO customers (merchant_id, email, name) VALUES ($1, 'ada@example.com', 'Ada') RETURNING id", [
+    merchantId,
+  ]);
   const plan = await db.query<{ id: string }>(
     "INSERT INTO plans (merchant_id, name, interval, interval_count, price_minor, currency) VALUES ($1, 'Box', 'MONTH', 1, 1999, 'USD') RETURNING id",
     [merchantId],
@@ -26,10 +25,7 @@ export async function createMerchant(db: Queryable, name: string): Promise<{ mer
   return { merchantId, customerId: customer.rows[0]!.id, planId: plan.rows[0]!.id };
 }
 
-export async function createSubscription(
-  db: Queryable,
-  owner: { merchantId: string; customerId: string; planId: string },
-): Promise<string> {
+export async function createSubscription(db: Queryable, owner: { merchantId: string; customerId: string; planId: string }): Promise<string> {
   const result = await db.query<{ id: string }>(
     `INSERT INTO subscriptions (merchant_id, customer_id, plan_id, status, price_minor, currency, current_period_start, current_period_end)
      VALUES ($1, $2, $3, 'ACTIVE', 1999, 'USD', now(), now() + interval '1 month') RETURNING id`,

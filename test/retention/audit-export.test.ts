@@ -21,7 +21,13 @@ beforeAll(async () => {
   database = await createTestDatabase("audit_export");
   admin = new pg.Pool({ connectionString: database.adminUrl, max: 2, options: "-c TimeZone=UTC" });
   // Across a month boundary and in a partition of its own: the export walks every partition in order.
-  for (const at of ["2026-09-30T23:59:59.999999Z", "2026-10-01T00:00:00Z", "2026-10-15T12:00:00.000001Z", "2026-10-31T23:59:59.999999Z", "2026-11-01T00:00:00Z"]) {
+  for (const at of [
+    "2026-09-30T23:59:59.999999Z",
+    "2026-10-01T00:00:00Z",
+    "2026-10-15T12:00:00.000001Z",
+    "2026-10-31T23:59:59.999999Z",
+    "2026-11-01T00:00:00Z",
+  ]) {
     await insertAuditRow(admin, "mer_export_a", at);
   }
   // Rows sharing one instant are ordered by id, and more rows than a page of the walk (5,000).
@@ -84,7 +90,9 @@ describe("subdata audit export", () => {
     expect(readdirSync(dir)).toEqual(["audit-2026-10.ndjson.gz"]);
 
     // An existing file is never overwritten, and no partial file is left behind.
-    const again = await runCli(["audit", "export", "--since", "2026-10-01", "--until", "2026-11-01", "--output", output], { env: { DATABASE_URL: database.adminUrl } });
+    const again = await runCli(["audit", "export", "--since", "2026-10-01", "--until", "2026-11-01", "--output", output], {
+      env: { DATABASE_URL: database.adminUrl },
+    });
     expect(again.code).toBe(1);
     expect(readFileSync(output).equals(file)).toBe(true);
     expect(existsSync(`${output}.partial`)).toBe(false);

@@ -12,8 +12,7 @@ let database: TestDatabase;
 let admin: pg.Pool;
 const roles: Record<string, pg.Pool> = {};
 
-const maintain = (env: Record<string, string> = {}) =>
-  runCli(["maintain", "--json"], { env: { DATABASE_URL: database.roleUrls.maintain, ...env } });
+const maintain = (env: Record<string, string> = {}) => runCli(["maintain", "--json"], { env: { DATABASE_URL: database.roleUrls.maintain, ...env } });
 
 beforeAll(async () => {
   database = await createTestDatabase("audit_partitions");
@@ -33,7 +32,12 @@ describe("the partitioned audit log", () => {
     expect(partitions[0]).toMatchObject({ partition_name: "audit_events_default", is_default: true });
     const monthly = partitions.filter((partition) => !partition.is_default);
     expect(monthly.slice(0, 4)).toEqual(
-      [0, 1, 2, 3].map((offset) => ({ partition_name: partitionName(offset), range_start: monthStart(offset), range_end: monthStart(offset + 1), is_default: false })),
+      [0, 1, 2, 3].map((offset) => ({
+        partition_name: partitionName(offset),
+        range_start: monthStart(offset),
+        range_end: monthStart(offset + 1),
+        is_default: false,
+      })),
     );
     const { rows } = await admin.query("SELECT count(*)::int AS n FROM audit_events_default");
     expect(rows[0].n).toBe(0);
@@ -77,7 +81,12 @@ describe("the partitioned audit log", () => {
     const log = await admin.query(
       "SELECT action, partition_name, range_start::text, done_by, bytes > 0 AS sized FROM audit_partition_log WHERE action IN ('detached', 'dropped') ORDER BY id",
     );
-    const recorded = { partition_name: expiredMonth, range_start: `${expiredMonth.slice(13).replace("_", "-")}-01 00:00:00+00`, done_by: "subdata_maintain", sized: true };
+    const recorded = {
+      partition_name: expiredMonth,
+      range_start: `${expiredMonth.slice(13).replace("_", "-")}-01 00:00:00+00`,
+      done_by: "subdata_maintain",
+      sized: true,
+    };
     expect(log.rows).toEqual([
       { action: "detached", ...recorded },
       { action: "dropped", ...recorded },
@@ -105,14 +114,19 @@ describe("the partitioned audit log", () => {
     const run = await maintain();
     expect(run.code, run.stderr).toBe(0);
     expect((await admin.query("SELECT relname FROM pg_class WHERE relname = $1", [`${month}_expired`])).rowCount).toBe(0);
-    const log = await admin.query("SELECT action FROM audit_partition_log WHERE partition_name = $1 AND action IN ('detached', 'dropped') ORDER BY id", [month]);
+    const log = await admin.query("SELECT action FROM audit_partition_log WHERE partition_name = $1 AND action IN ('detached', 'dropped') ORDER BY id", [
+      month,
+    ]);
     expect(log.rows.map((row) => row.action)).toEqual(["detached", "dropped"]);
   });
 
   it("never drops a month younger than 30 days: the setting refuses less, and so does the database, whoever calls it", async () => {
     const run = await maintain({ SUBDATA_AUDIT_RETENTION_DAYS: "29" });
     expect(run.code).toBe(1);
-    expect(json<{ error: { code: string; message: string } }>(run).error).toMatchObject({ code: "config", message: expect.stringContaining("SUBDATA_AUDIT_RETENTION_DAYS") });
+    expect(json<{ error: { code: string; message: string } }>(run).error).toMatchObject({
+      code: "config",
+      message: expect.stringContaining("SUBDATA_AUDIT_RETENTION_DAYS"),
+    });
     for (const pool of [roles.maintain!, admin]) {
       await expect(pool.query("SELECT * FROM subdata_audit_detach_expired_partition(interval '29 days')")).rejects.toThrow(/at least 30 days/);
       await expect(pool.query("SELECT * FROM subdata_audit_detach_expired_partition(NULL)")).rejects.toThrow(/at least 30 days/);
@@ -150,7 +164,8 @@ describe("the partitioned audit log stays append-only", () => {
     for (const [role, pool] of Object.entries(roles)) {
       for (const relation of relations) {
         // subdata_query's sessions are read-only as well: either refusal will do.
-        for (const [verb, sql] of changes(relation)) await expect(pool.query(sql!), `${role} ${verb} ${relation}`).rejects.toThrow(/permission denied|read-only/);
+        for (const [verb, sql] of changes(relation))
+          await expect(pool.query(sql!), `${role} ${verb} ${relation}`).rejects.toThrow(/permission denied|read-only/);
       }
     }
     const privileges = await admin.query<{ role: string; relation: string; privilege: string }>(

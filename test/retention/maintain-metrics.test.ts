@@ -36,7 +36,10 @@ function samples(text: string): Map<string, number> {
     const match = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
     if (!match) continue;
     // The constant component="maintain" label is left out of the key.
-    const labels = (match[2] ?? "").slice(1, -1).split(",").filter((label) => label !== "" && label !== 'component="maintain"');
+    const labels = (match[2] ?? "")
+      .slice(1, -1)
+      .split(",")
+      .filter((label) => label !== "" && label !== 'component="maintain"');
     found.set(`${match[1]}${labels.length ? `{${labels.join(",")}}` : ""}`, Number(match[3]));
   }
   return found;

@@ -159,10 +159,14 @@ describe("internal RPCs refuse callers without the service credential", () => {
     );
     try {
       const [query, auth, hooks] = transports;
-      expect(await codeOf(createClient(SubscriptionService, query!.transport).listSubscriptions({ merchantId: "mer_x", pageSize: 1 }))).toBe(Code.Unauthenticated);
+      expect(await codeOf(createClient(SubscriptionService, query!.transport).listSubscriptions({ merchantId: "mer_x", pageSize: 1 }))).toBe(
+        Code.Unauthenticated,
+      );
       expect(await codeOf(createClient(ApiKeyService, auth!.transport).createApiKey({ merchantId: "mer_x", name: "x" }))).toBe(Code.Unauthenticated);
       expect(await codeOf(createClient(ApiKeyService, auth!.transport).authenticateApiKey({ key: "sds_x" }))).toBe(Code.Unauthenticated);
-      expect(await codeOf(createClient(WebhookEndpointService, hooks!.transport).listEndpoints({ merchantId: "mer_x", pageSize: 1 }))).toBe(Code.Unauthenticated);
+      expect(await codeOf(createClient(WebhookEndpointService, hooks!.transport).listEndpoints({ merchantId: "mer_x", pageSize: 1 }))).toBe(
+        Code.Unauthenticated,
+      );
     } finally {
       for (const transport of transports) transport.close();
     }

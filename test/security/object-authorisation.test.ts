@@ -92,7 +92,13 @@ describe("object-level authorisation across merchants", () => {
     const scope = { merchantId: a.merchantId, endpointId: b.endpointId };
     expect(await rpcCode(webhook.endpoints.getEndpoint(scope))).toBe(Code.NotFound);
     expect(
-      await rpcCode(webhook.endpoints.updateEndpoint({ merchantId: a.merchantId, endpoint: { id: b.endpointId, description: "x" }, updateMask: { paths: ["description"] } })),
+      await rpcCode(
+        webhook.endpoints.updateEndpoint({
+          merchantId: a.merchantId,
+          endpoint: { id: b.endpointId, description: "x" },
+          updateMask: { paths: ["description"] },
+        }),
+      ),
     ).toBe(Code.NotFound);
     expect(await rpcCode(webhook.endpoints.rotateSecret(scope))).toBe(Code.NotFound);
     expect(await rpcCode(webhook.endpoints.sendTestEvent(scope))).toBe(Code.NotFound);

@@ -36,10 +36,12 @@ async function replica(secrets: { serviceToken: string; pageTokenSecret: string;
   const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: 10 });
   const server = createQueryServer({ pool, changes, logger, ...secrets });
   const address = await server.listen("127.0.0.1", 0);
-  closers.push(() => server.close(), () => changes.close());
+  closers.push(
+    () => server.close(),
+    () => changes.close(),
+  );
   return subscriptionsClient(`http://127.0.0.1:${address.port}`, secrets.serviceToken);
 }
-
 
 beforeAll(async () => {
   const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });

@@ -82,9 +82,12 @@ describe("SSRF: registration", () => {
     expect(error!.code).toBe(Code.InvalidArgument);
   });
 
-  it.each(["https://metadata.google.internal/", "https://rebind.example/", "https://mapped.example/"])("refuses %s, a name with a private answer", async (url) => {
-    expect((await refusal(url))?.code).toBe(Code.InvalidArgument);
-  });
+  it.each(["https://metadata.google.internal/", "https://rebind.example/", "https://mapped.example/"])(
+    "refuses %s, a name with a private answer",
+    async (url) => {
+      expect((await refusal(url))?.code).toBe(Code.InvalidArgument);
+    },
+  );
 
   it("accepts a public name", async () => {
     expect(await refusal("https://public.example/hook")).toBeUndefined();

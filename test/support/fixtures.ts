@@ -9,7 +9,6 @@ import type { Queryable } from "@subdata/runtime";
  * session's TimeZone) and accepted as any timestamptz text: give an explicit offset.
  */
 
-
 export interface MerchantOptions {
   name?: string;
 }
@@ -124,9 +123,7 @@ export function createFixtures(db: Queryable): Fixtures {
 
   const fixtures: Fixtures = {
     async merchant(options = {}) {
-      const row = await one<{ id: string }>("INSERT INTO merchants (name) VALUES ($1) RETURNING id", [
-        options.name ?? `Merchant ${unique()}`,
-      ]);
+      const row = await one<{ id: string }>("INSERT INTO merchants (name) VALUES ($1) RETURNING id", [options.name ?? `Merchant ${unique()}`]);
       return row.id;
     },
 

@@ -40,7 +40,10 @@ async function onServer<T extends pg.QueryResultRow>(statement: string, values: 
 
 export async function createTestDatabase(tag: string): Promise<TestDatabase> {
   const template = inject("templateDatabaseName");
-  const name = `${template.replace(/_template$/, "")}_${tag.toLowerCase().replace(/[^a-z0-9]+/g, "_").slice(0, 16)}_${randomBytes(3).toString("hex")}`;
+  const name = `${template.replace(/_template$/, "")}_${tag
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .slice(0, 16)}_${randomBytes(3).toString("hex")}`;
   await onServer(`CREATE DATABASE ${name} TEMPLATE ${template}`);
   const roles = inject("roleDatabaseUrls");
   return {

@@ -22,7 +22,17 @@ describe("subdata webhooks (CLI against the in-process service)", () => {
     const env = { SUBDATA_WEBHOOK_URL: server.baseUrl, SUBDATA_SERVICE_TOKEN: server.serviceToken };
 
     const created = await runCli(
-      ["webhooks", "create", "--merchant", merchantId, "--url", "http://127.0.0.1:4000/hooks", "--events", "subscription.created,charge.updated,order.deleted", "--json"],
+      [
+        "webhooks",
+        "create",
+        "--merchant",
+        merchantId,
+        "--url",
+        "http://127.0.0.1:4000/hooks",
+        "--events",
+        "subscription.created,charge.updated,order.deleted",
+        "--json",
+      ],
       { env },
     );
     expect(created.stderr).toBe("");

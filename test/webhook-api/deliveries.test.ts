@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminPool, fixturesOf, insertWebhookEvent, type RunningWebhookServer, startWebhookServer } from "./webhook-server.ts";
 import { rpcError } from "@subdata/runtime/test-support";
 
+type WebhookBody = Record<string, unknown> & { data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> } };
+
 let server: RunningWebhookServer;
 let db: pg.Pool;
 
@@ -22,7 +24,6 @@ afterAll(async () => {
   await server?.stop();
   await db?.end();
 });
-
 
 const at = (iso: string) => {
   const millis = Date.parse(iso);
@@ -165,7 +166,7 @@ describe("SendTestEvent", () => {
     const row = event.rows[0]!;
     expect(row).toMatchObject({ merchant_id: merchantId, type: "subscription.updated" });
     expect(row.resource_id).toMatch(/^sub_test_/);
-    const body = JSON.parse(row.body) as Record<string, any>;
+    const body = JSON.parse(row.body) as WebhookBody;
     expect(body).toMatchObject({ id: response.eventId, type: "subscription.updated", test: true });
     expect(body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(body.data.object).toMatchObject({ id: row.resource_id, object: "subscription", status: "ACTIVE", version: 2 });
@@ -249,7 +250,10 @@ describe("tenant isolation", () => {
       ["ListAttempts", () => server.deliveries.listAttempts({ merchantId, deliveryId: test.deliveryId })],
       ["ResendEvent", () => server.deliveries.resendEvent({ merchantId, endpointId, eventId })],
       ["ResendEvent (own endpoint, their event)", () => server.deliveries.resendEvent({ merchantId, endpointId: intruder.endpointId, eventId })],
-      ["ReplayEvents", () => server.deliveries.replayEvents({ merchantId, endpointId, startTime: at("2026-03-20T00:00:00Z"), endTime: at("2026-04-10T00:00:00Z") })],
+      [
+        "ReplayEvents",
+        () => server.deliveries.replayEvents({ merchantId, endpointId, startTime: at("2026-03-20T00:00:00Z"), endTime: at("2026-04-10T00:00:00Z") }),
+      ],
     ];
     for (const [name, call] of calls) {
       const error = await rpcError(call());

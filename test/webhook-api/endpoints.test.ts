@@ -30,7 +30,6 @@ async function newMerchant(): Promise<string> {
   return fixturesOf(db).merchant();
 }
 
-
 async function createEndpoint(merchantId: string, init: { url?: string; eventTypes?: EventType[] } = {}) {
   return server.endpoints.createEndpoint({ merchantId, url: init.url ?? PUBLIC_URL, eventTypes: init.eventTypes ?? [] });
 }
@@ -233,9 +232,7 @@ describe("UpdateEndpoint", () => {
       expect(error.code).toBe(Code.InvalidArgument);
       expect(errorDetailOf(error)?.fieldViolations[0]?.field).toBe("update_mask");
     }
-    const badStatus = await rpcError(
-      server.endpoints.updateEndpoint({ merchantId, endpoint: create(EndpointSchema, { id }), updateMask: mask("status") }),
-    );
+    const badStatus = await rpcError(server.endpoints.updateEndpoint({ merchantId, endpoint: create(EndpointSchema, { id }), updateMask: mask("status") }));
     expect(errorDetailOf(badStatus)?.fieldViolations[0]?.field).toBe("endpoint.status");
   });
 

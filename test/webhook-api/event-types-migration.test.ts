@@ -20,10 +20,10 @@ describe("the migration to 'empty means every event type'", () => {
     const { db } = database;
     await db.query("INSERT INTO merchants (id, name) VALUES ('mer_types', 'Types')");
     const endpoint = (id: string, types: string[]) =>
-      db.query("INSERT INTO webhook_endpoints (id, merchant_id, url, event_types, secret_ciphertext) VALUES ($1, 'mer_types', 'https://example.com/h', $2, '\\x00')", [
-        id,
-        types,
-      ]);
+      db.query(
+        "INSERT INTO webhook_endpoints (id, merchant_id, url, event_types, secret_ciphertext) VALUES ($1, 'mer_types', 'https://example.com/h', $2, '\\x00')",
+        [id, types],
+      );
     await endpoint("we_all", []);
     await endpoint("we_chosen", ["subscription.deleted"]);
 

@@ -40,7 +40,13 @@ async function insertEndpoint(admin: pg.Pool, merchantId: string, current: Secre
   await admin.query(
     `INSERT INTO webhook_endpoints (id, merchant_id, url, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at, updated_at)
      VALUES ($1, $2, 'https://receiver.example/hooks', $3, $4, $5, '2026-01-01 00:00:00+00')`,
-    [id, merchantId, current.seal(secret, id), previous && previousSecret ? previous.seal(previousSecret, id) : null, previous ? "2026-12-31 00:00:00+00" : null],
+    [
+      id,
+      merchantId,
+      current.seal(secret, id),
+      previous && previousSecret ? previous.seal(previousSecret, id) : null,
+      previous ? "2026-12-31 00:00:00+00" : null,
+    ],
   );
   return { id, secret, previous: previousSecret };
 }
@@ -119,7 +125,11 @@ describe("subdata webhooks reencrypt-secrets (against a real database)", () => {
     const short = randomBytes(16).toString("base64");
     const run = await runCli(["webhooks", "reencrypt-secrets", "--json"], {
       // Nothing listens there: the keys are checked first.
-      env: { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", SUBDATA_WEBHOOK_SECRET_KEY: newKey, SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: `${oldKey},${short}` },
+      env: {
+        DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+        SUBDATA_WEBHOOK_SECRET_KEY: newKey,
+        SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: `${oldKey},${short}`,
+      },
     });
     expect(run.code).toBe(1);
     const error = json<{ error: { code: string; message: string } }>(run).error;

@@ -69,7 +69,10 @@ describe("charge and order events as webhooks", () => {
 
       const byPath = (requests: ReceivedRequest[], route: string) => requests.filter((request) => request.url === route);
       await waitFor("every delivery", () => byPath(r.requests, "/everything").length === 5 && byPath(r.requests, "/billing").length === 3);
-      await waitFor("the subscription endpoints' deliveries", () => byPath(r.requests, "/legacy").length === 1 && byPath(r.requests, "/subscriptions").length === 1);
+      await waitFor(
+        "the subscription endpoints' deliveries",
+        () => byPath(r.requests, "/legacy").length === 1 && byPath(r.requests, "/subscriptions").length === 1,
+      );
 
       // Every request verifies with its endpoint's secret (Standard Webhooks), and webhook-id is the event id.
       const bodies = new Map<string, string>();
@@ -104,7 +107,13 @@ describe("charge and order events as webhooks", () => {
         object: "order",
         charge_id: chargeId,
         line_items: [
-          { sku: "BEANS-1KG", title: "Beans, 1 kg", quantity: 2, unit_price: { amount: "11.00", currency: "USD" }, total: { amount: "22.00", currency: "USD" } },
+          {
+            sku: "BEANS-1KG",
+            title: "Beans, 1 kg",
+            quantity: 2,
+            unit_price: { amount: "11.00", currency: "USD" },
+            total: { amount: "22.00", currency: "USD" },
+          },
           { sku: "FILTERS", quantity: 1, total: { amount: "3.99", currency: "USD" } },
         ],
         total: { amount: "25.99", currency: "USD" },

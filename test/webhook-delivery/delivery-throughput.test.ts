@@ -63,7 +63,14 @@ describe("delivery throughput (figures printed, no timing assertions)", () => {
     for (const list of seen.values()) expect([...new Set(list)]).toEqual(expected);
   }
 
-  async function drain(label: string, merchantId: string, endpointIds: string[], path: string, prefix: string, extra: Parameters<Harness["startPipeline"]>[0] = {}) {
+  async function drain(
+    label: string,
+    merchantId: string,
+    endpointIds: string[],
+    path: string,
+    prefix: string,
+    extra: Parameters<Harness["startPipeline"]>[0] = {},
+  ) {
     const versions = Math.ceil(backlog / subscriptionCount);
     const total = versions * subscriptionCount;
     await insertBacklog(merchantId, endpointIds, prefix, versions);

@@ -5,6 +5,8 @@ import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { attemptsOf, deliveryOf, newSubscriptionId, waitFor } from "./support/harness.ts";
 import { webhookHeaders } from "./support/receiver.ts";
 
+type WebhookBody = Record<string, unknown> & { data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> } };
+
 describe("webhook delivery", () => {
   const h = useDeliveryHarness("delivery");
   const receiver = h.receiver;
@@ -27,7 +29,7 @@ describe("webhook delivery", () => {
     const timestamp = Number(request.headers["webhook-timestamp"]);
     expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(300);
 
-    const payload = new Webhook(endpoint.secret).verify(request.body, webhookHeaders(request)) as Record<string, any>;
+    const payload = new Webhook(endpoint.secret).verify(request.body, webhookHeaders(request)) as WebhookBody;
     expect(payload).toMatchObject({ id: event.id, type: "subscription.updated", data: { object: { id: subscriptionId, version: 2 } } });
     expect(payload.data.previous_attributes).toEqual({ status: "ACTIVE", quantity: 1, updated_at: "2026-01-01T00:00:01.000Z", version: 1 });
 
@@ -96,7 +98,7 @@ describe("webhook delivery", () => {
   it("signs with both secrets while a rotation's grace period runs, newest first", async () => {
     const merchantId = await h.fixtures.merchant();
     const r = await receiver();
-    const previousSecret = "whsec_" + Buffer.alloc(32, 9).toString("base64");
+    const previousSecret = `whsec_${Buffer.alloc(32, 9).toString("base64")}`;
     const endpoint = await h.createEndpoint({
       merchantId,
       url: r.origin,
@@ -118,7 +120,9 @@ describe("webhook delivery", () => {
     expect(entries).toHaveLength(2);
     const timestamp = rotating.headers["webhook-timestamp"];
     const sign = (secret: string) =>
-      `v1,${createHmac("sha256", Buffer.from(secret.slice(6), "base64")).update(`${rotating.headers["webhook-id"]}.${timestamp}.${rotating.body}`).digest("base64")}`;
+      `v1,${createHmac("sha256", Buffer.from(secret.slice(6), "base64"))
+        .update(`${rotating.headers["webhook-id"]}.${timestamp}.${rotating.body}`)
+        .digest("base64")}`;
     expect(entries).toEqual([sign(endpoint.secret), sign(previousSecret)]);
     expect(new Webhook(endpoint.secret).verify(rotating.body, webhookHeaders(rotating))).toBeTruthy();
     expect(new Webhook(previousSecret).verify(rotating.body, webhookHeaders(rotating))).toBeTruthy();

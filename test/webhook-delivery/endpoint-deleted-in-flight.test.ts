@@ -20,7 +20,10 @@ describe("an endpoint deleted while its attempts are recorded", () => {
     const merchantId = await h.fixtures.merchant();
     const doomed = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/doomed" });
     const kept = await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/kept" });
-    await ingestEvent(h.pool, renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))));
+    await ingestEvent(
+      h.pool,
+      renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))),
+    );
     const { claimed } = await createClaimRepository(h.pool).claimDue({
       limit: 10,
       healthyCap: 10,
@@ -33,7 +36,15 @@ describe("an endpoint deleted while its attempts are recorded", () => {
     expect(claimed.map((d) => d.endpointId).sort()).toEqual([doomed.id, kept.id].sort());
     const finished: FinishedAttempt[] = claimed.map((delivery) => ({
       delivery,
-      attempt: { startedAt: new Date(), latencyMicros: 1_000n, status: 204, errorClass: "NONE", responseBody: "", retryAfterMs: undefined, errorMessage: undefined },
+      attempt: {
+        startedAt: new Date(),
+        latencyMicros: 1_000n,
+        status: 204,
+        errorClass: "NONE",
+        responseBody: "",
+        retryAfterMs: undefined,
+        errorMessage: undefined,
+      },
       decision: { kind: "succeeded" },
     }));
 

@@ -126,15 +126,17 @@ describe("batched event ingest", () => {
     const total = versions * subscriptions.length;
     await waitFor("every event stored by the new leader", async () => (await storedCount()) === total, 60_000);
     const succeeded = async () => {
-      const { rows } = await h.admin.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'SUCCEEDED'",
-        [merchantId],
-      );
+      const { rows } = await h.admin.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'SUCCEEDED'", [
+        merchantId,
+      ]);
       return rows[0]!.n;
     };
     await waitFor("every delivery SUCCEEDED", async () => (await succeeded()) === total, 60_000);
     for (const subscriptionId of subscriptions) {
-      const seen = r.requests.map(versionOf).filter((v) => v.subscriptionId === subscriptionId).map((v) => v.version);
+      const seen = r.requests
+        .map(versionOf)
+        .filter((v) => v.subscriptionId === subscriptionId)
+        .map((v) => v.version);
       // Never a later version before an earlier one (a retried attempt after the kill repeats one).
       expect(seen).toEqual([...seen].sort((a, b) => a - b));
       expect(new Set(seen)).toEqual(new Set(Array.from({ length: versions }, (_, i) => i + 1)));

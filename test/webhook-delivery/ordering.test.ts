@@ -49,16 +49,16 @@ describe("delivery order", () => {
     await waitFor("every version of the blocked subscription", () => delivered(blocked!).length === versions);
 
     for (const subscriptionId of subscriptions) {
-      const seen = r.requests.map(versionOf).filter((v) => v.subscriptionId === subscriptionId).map((v) => v.version);
+      const seen = r.requests
+        .map(versionOf)
+        .filter((v) => v.subscriptionId === subscriptionId)
+        .map((v) => v.version);
       // Never a later version before an earlier one is done: the sequence never goes down.
       expect(seen).toEqual([...seen].sort((a, b) => a - b));
       expect(delivered(subscriptionId!).map((q) => versionOf(q).version)).toEqual(Array.from({ length: versions }, (_, i) => i + 1));
     }
     await waitFor("every delivery recorded as SUCCEEDED", async () => {
-      const { rows } = await h.admin.query(
-        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'SUCCEEDED'",
-        [endpoint.id],
-      );
+      const { rows } = await h.admin.query("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'SUCCEEDED'", [endpoint.id]);
       return rows[0].n === subscriptions.length * versions;
     });
   });

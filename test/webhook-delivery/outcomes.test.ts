@@ -122,7 +122,7 @@ describe("consuming events", () => {
     h.startPipeline();
 
     // A poison message first: it is terminated and the stream moves on.
-    await h.publishRaw(merchantId, new Uint8Array([0xff, 0xff, 0xff]), "evt_poison_" + merchantId);
+    await h.publishRaw(merchantId, new Uint8Array([0xff, 0xff, 0xff]), `evt_poison_${merchantId}`);
     const subscriptionId = newSubscriptionId();
     const created = await h.publish({ merchantId, subscriptionId, version: 1 });
     const updated = await h.publish({ merchantId, subscriptionId, version: 2 });

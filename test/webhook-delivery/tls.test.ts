@@ -11,11 +11,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 function selfSigned(dnsName: string): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), "whd-tls-"));
   try {
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", `/CN=${dnsName}`,
-      "-addext", `subjectAltName=DNS:${dnsName}`,
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-    ], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        `/CN=${dnsName}`,
+        "-addext",
+        `subjectAltName=DNS:${dnsName}`,
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
   } finally {
     rmSync(dir, { recursive: true, force: true });

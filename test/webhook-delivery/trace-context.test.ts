@@ -148,7 +148,11 @@ describe("webhook trace context", () => {
       traceId: producer[0]!.traceId,
       parentSpanId: producer[0]!.spanId,
       error: false,
-      attributes: { "messaging.operation.type": "process", "messaging.message.id": eventId, "messaging.destination.name": `${h.subjectPrefix}.subscription.${merchantId}` },
+      attributes: {
+        "messaging.operation.type": "process",
+        "messaging.message.id": eventId,
+        "messaging.destination.name": `${h.subjectPrefix}.subscription.${merchantId}`,
+      },
     });
     // The span the consumer stored is the exported publish.
     expect(parseTraceparent(await storedTraceparent(eventId))).toMatchObject({ traceId: producer[0]!.traceId, spanId: producer[0]!.spanId });

@@ -13,7 +13,8 @@ point, the next run resumes where the last one committed.`;
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
 
 /** One line, and no control character that could drive the operator's terminal. */
-const printable = (text: string) => text.replace(/\s+/g, " ").replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const printable = (text: string) =>
+  text.replace(/\s+/g, " ").replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 async function main(argv: readonly string[]): Promise<number> {
   let json = argv.includes("--json");
@@ -43,7 +44,12 @@ async function main(argv: readonly string[]): Promise<number> {
     );
     const onProgress = json ? undefined : createProgressPrinter((line) => write(process.stderr, line));
     const result = await withStopSignals((signal) => executeMirror(settings, { signal, ...(onProgress ? { onProgress } : {}) }));
-    write(process.stdout, json ? JSON.stringify({ schema: settings.schema, phase: result.phase, stopped: result.stopped, events_applied: result.eventsApplied, rows: result.rows }) : resultText(result, settings));
+    write(
+      process.stdout,
+      json
+        ? JSON.stringify({ schema: settings.schema, phase: result.phase, stopped: result.stopped, events_applied: result.eventsApplied, rows: result.rows })
+        : resultText(result, settings),
+    );
     return 0;
   } catch (error) {
     const code = error instanceof MirrorError ? error.code : (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? "usage" : "internal";

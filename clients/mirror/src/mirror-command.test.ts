@@ -58,7 +58,11 @@ describe("the progress lines", () => {
   it("prints phase changes at once and running totals at most every interval", () => {
     const lines: string[] = [];
     let now = 0;
-    const print = createProgressPrinter((line) => lines.push(line), () => now, 1000);
+    const print = createProgressPrinter(
+      (line) => lines.push(line),
+      () => now,
+      1000,
+    );
     print({ kind: "started", phase: "walk", resumed: false });
     now = 1500;
     print({ kind: "walk-page", resource: "charges", rows: 200 });

@@ -130,7 +130,11 @@ export function createProgressPrinter(write: (line: string) => void, now: () => 
   return (progress) => {
     switch (progress.kind) {
       case "started":
-        write(progress.resumed ? `resuming (${progress.phase === "walk" ? "copying the lists" : "applying the feed"})` : "starting: taking the feed's head, then copying the lists");
+        write(
+          progress.resumed
+            ? `resuming (${progress.phase === "walk" ? "copying the lists" : "applying the feed"})`
+            : "starting: taking the feed's head, then copying the lists",
+        );
         return;
       case "walk-page":
         walked[progress.resource] += progress.rows;

@@ -84,7 +84,8 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorResult> {
   try {
     head = (await client.listEvents({ cursor: "head" }, { signal })).next_cursor;
   } catch (error) {
-    if (stopped() && isAbort(error, signal)) return { phase: "walk", stopped: true, eventsApplied: 0, rows: { subscriptions: 0, charges: 0, orders: 0, order_line_items: 0 } };
+    if (stopped() && isAbort(error, signal))
+      return { phase: "walk", stopped: true, eventsApplied: 0, rows: { subscriptions: 0, charges: 0, orders: 0, order_line_items: 0 } };
     throw error;
   }
 

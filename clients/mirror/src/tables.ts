@@ -20,7 +20,12 @@ export interface Column {
 }
 
 const field = (path: readonly string[], from = "o") =>
-  path.length === 1 ? `${from}->>'${path[0]}'` : `${from}${path.slice(0, -1).map((key) => `->'${key}'`).join("")}->>'${path.at(-1)}'`;
+  path.length === 1
+    ? `${from}->>'${path[0]}'`
+    : `${from}${path
+        .slice(0, -1)
+        .map((key) => `->'${key}'`)
+        .join("")}->>'${path.at(-1)}'`;
 
 function column(name: string, type: ColumnType, nullable: boolean, path: readonly string[] = [name], from = "o"): Column {
   const value = field(path, from);

@@ -45,7 +45,8 @@ function createTableSql(schema: string, table: TableName): string[] {
   const q = quoteIdentifier(schema);
   const extras = EXTRAS[table];
   const columns = (TABLES[table] as readonly Column[]).map(
-    (column) => `${quoteIdentifier(column.name)} ${column.type}${column.nullable ? "" : " NOT NULL"}${extras.columnSql?.[column.name] ? ` ${extras.columnSql[column.name]}` : ""}`,
+    (column) =>
+      `${quoteIdentifier(column.name)} ${column.type}${column.nullable ? "" : " NOT NULL"}${extras.columnSql?.[column.name] ? ` ${extras.columnSql[column.name]}` : ""}`,
   );
   const constraints = extras.constraints;
   return [
@@ -65,7 +66,8 @@ export function shapeDifferences(table: TableName, actual: ReadonlyArray<{ colum
       differences.push(`no column ${column.name}`);
       continue;
     }
-    if (found.data_type !== INFORMATION_SCHEMA_TYPE[column.type]) differences.push(`${column.name} is ${found.data_type}, not ${INFORMATION_SCHEMA_TYPE[column.type]}`);
+    if (found.data_type !== INFORMATION_SCHEMA_TYPE[column.type])
+      differences.push(`${column.name} is ${found.data_type}, not ${INFORMATION_SCHEMA_TYPE[column.type]}`);
     if ((found.is_nullable === "YES") !== column.nullable) differences.push(`${column.name} is ${column.nullable ? "NOT NULL" : "nullable"}`);
   }
   const known = new Set(expected.map((column) => column.name));

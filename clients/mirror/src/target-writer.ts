@@ -43,7 +43,9 @@ const RESOURCE_OF_EVENT: Record<string, Resource> = { subscription: "subscriptio
 function upsertSql(schema: string, table: Resource, columns: readonly Column[], returning = ""): string {
   const target = `${quoteIdentifier(schema)}.${table}`;
   const names = columns.map((column) => quoteIdentifier(column.name));
-  const updates = columns.filter((column) => column.name !== "id").map((column) => `${quoteIdentifier(column.name)} = EXCLUDED.${quoteIdentifier(column.name)}`);
+  const updates = columns
+    .filter((column) => column.name !== "id")
+    .map((column) => `${quoteIdentifier(column.name)} = EXCLUDED.${quoteIdentifier(column.name)}`);
   // Only a newer version replaces a row: a walk page and a replayed event carry the same or older state.
   return (
     `INSERT INTO ${target} (${names.join(", ")})\n` +
@@ -88,10 +90,9 @@ const COLUMNS: Record<Resource, readonly Column[]> = { subscriptions: subscripti
 
 export function createTargetWriter(pool: pg.Pool, schema: string): TargetWriter {
   const q = quoteIdentifier(schema);
-  const upserts = Object.fromEntries((Object.keys(COLUMNS) as Resource[]).map((resource) => [resource, upsertSql(schema, resource, COLUMNS[resource])])) as Record<
-    Resource,
-    string
-  >;
+  const upserts = Object.fromEntries(
+    (Object.keys(COLUMNS) as Resource[]).map((resource) => [resource, upsertSql(schema, resource, COLUMNS[resource])]),
+  ) as Record<Resource, string>;
   const upsertOrders = orderUpsertSql(schema);
   const replaceLineItems = replaceLineItemsSql(schema);
 
@@ -195,7 +196,13 @@ export function createTargetWriter(pool: pg.Pool, schema: string): TargetWriter 
             mine.filter((entry) => !entry.deleted).map((entry) => entry.object),
           );
         }
-        await moveState(db, "feed_cursor = $1, events_applied = events_applied + $2", "feed_cursor = $3 AND phase = 'feed'", [nextCursor, events.length, from], "feed page");
+        await moveState(
+          db,
+          "feed_cursor = $1, events_applied = events_applied + $2",
+          "feed_cursor = $3 AND phase = 'feed'",
+          [nextCursor, events.length, from],
+          "feed page",
+        );
       });
     },
 

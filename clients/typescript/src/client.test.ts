@@ -40,16 +40,33 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
 const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ type: `https://subdata.dev/problems/${code}`, title: code, status, detail: `because ${code}`, instance: "/api/v1/x", code, request_id: "req_1" }), {
-    status,
-    headers: { "content-type": "application/problem+json", "request-id": "req_1", ...headers },
-  });
+  new Response(
+    JSON.stringify({
+      type: `https://subdata.dev/problems/${code}`,
+      title: code,
+      status,
+      detail: `because ${code}`,
+      instance: "/api/v1/x",
+      code,
+      request_id: "req_1",
+    }),
+    {
+      status,
+      headers: { "content-type": "application/problem+json", "request-id": "req_1", ...headers },
+    },
+  );
 
 const page = <T>(data: T[], nextCursor: string | null) => json({ object: "list", data, has_more: nextCursor !== null, next_cursor: nextCursor });
 const eventPage = (data: unknown[], nextCursor: string, hasMore = false) => json({ object: "list", data, has_more: hasMore, next_cursor: nextCursor });
 
 const subscription = (id: string) => ({ id, object: "subscription", version: 1 }) as unknown as Subscription;
-const event = (id: string) => ({ id, type: "subscription.updated", timestamp: "2026-01-01T00:00:00.000Z", data: { object: subscription("sub_1"), previous_attributes: {} } }) as unknown as Event;
+const event = (id: string) =>
+  ({
+    id,
+    type: "subscription.updated",
+    timestamp: "2026-01-01T00:00:00.000Z",
+    data: { object: subscription("sub_1"), previous_attributes: {} },
+  }) as unknown as Event;
 
 function clientWith(script: Parameters<typeof fakeFetch>[0], options: Partial<SubdataClientOptions> = {}) {
   const fake = fakeFetch(script);
@@ -98,14 +115,28 @@ describe("the client's errors", () => {
     const { client, requests } = clientWith([
       () =>
         new Response(
-          JSON.stringify({ type: "t", title: "Invalid parameter", status: 400, detail: "bad", instance: "/api/v1/orders", code: "invalid_parameter", request_id: "req_9", errors: [{ param: "limit", code: "out_of_range" }] }),
+          JSON.stringify({
+            type: "t",
+            title: "Invalid parameter",
+            status: 400,
+            detail: "bad",
+            instance: "/api/v1/orders",
+            code: "invalid_parameter",
+            request_id: "req_9",
+            errors: [{ param: "limit", code: "out_of_range" }],
+          }),
           { status: 400, headers: { "content-type": "application/problem+json", "request-id": "req_9" } },
         ),
     ]);
     const error = await client.listOrders({ limit: 500 }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(SubdataApiError);
     expect(error).not.toBeInstanceOf(CursorExpiredError);
-    expect(error).toMatchObject({ status: 400, code: "invalid_parameter", requestId: "req_9", problem: { errors: [{ param: "limit", code: "out_of_range" }] } });
+    expect(error).toMatchObject({
+      status: 400,
+      code: "invalid_parameter",
+      requestId: "req_9",
+      problem: { errors: [{ param: "limit", code: "out_of_range" }] },
+    });
     expect(requests).toHaveLength(1);
   });
 
@@ -145,7 +176,11 @@ describe("the client's retries", () => {
   });
 
   it("waits the Retry-After of a 503, then retries", async () => {
-    const { client, timers } = clientWith([() => problem(503, "unavailable", { "retry-after": "1" }), () => problem(503, "unavailable", { "retry-after": "2" }), () => page([], null)]);
+    const { client, timers } = clientWith([
+      () => problem(503, "unavailable", { "retry-after": "1" }),
+      () => problem(503, "unavailable", { "retry-after": "2" }),
+      () => page([], null),
+    ]);
     await client.listOrders();
     expect(timers.slept).toEqual([1000, 2000]);
   });

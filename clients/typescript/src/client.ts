@@ -173,8 +173,7 @@ export function createSubdataClient(options: SubdataClientOptions): SubdataClien
     maxRetries: policy.maxRetries,
     listSubscriptions: (params = {}, requestOptions = {}) =>
       unwrap(api.GET("/subscriptions", { params: { query: params }, signal: requestOptions.signal })) as Promise<Page<Subscription>>,
-    getSubscription: (id, requestOptions = {}) =>
-      unwrap(api.GET("/subscriptions/{id}", { params: { path: { id } }, signal: requestOptions.signal })),
+    getSubscription: (id, requestOptions = {}) => unwrap(api.GET("/subscriptions/{id}", { params: { path: { id } }, signal: requestOptions.signal })),
     listCharges: (params = {}, requestOptions = {}) =>
       unwrap(api.GET("/charges", { params: { query: params }, signal: requestOptions.signal })) as Promise<Page<Charge>>,
     listOrders: (params = {}, requestOptions = {}) =>
@@ -185,9 +184,7 @@ export function createSubdataClient(options: SubdataClientOptions): SubdataClien
       const query = { ...rest, ...(typesValue !== undefined ? { types: typesValue } : {}) };
       // A long poll holds the response up to `wait` seconds: its deadline is that much longer.
       const settings = { timeoutMs: timeoutMs + (rest.wait ?? 0) * 1000, maxRetries: requestOptions.maxRetries };
-      return unwrap(
-        api.GET("/events", { params: { query }, signal: requestOptions.signal, fetch: (request: Request) => retrying(request, settings) }),
-      );
+      return unwrap(api.GET("/events", { params: { query }, signal: requestOptions.signal, fetch: (request: Request) => retrying(request, settings) }));
     },
 
     walkPages<L extends ListName>(list: L, params?: Lists[L]["params"], walkOptions: WalkOptions = {}) {

@@ -30,5 +30,14 @@ export {
   type WalkOptions,
 } from "./client.ts";
 export { CursorExpiredError, SubdataApiError, SubdataConnectionError, type Problem } from "./errors.ts";
-export { backoffDelayMs, DEFAULT_RETRY_POLICY, parseRetryAfterMs, rateLimitPauseMs, systemTimers, type FetchFunction, type RetryPolicy, type Timers } from "./retry.ts";
+export {
+  backoffDelayMs,
+  DEFAULT_RETRY_POLICY,
+  parseRetryAfterMs,
+  rateLimitPauseMs,
+  systemTimers,
+  type FetchFunction,
+  type RetryPolicy,
+  type Timers,
+} from "./retry.ts";
 export type { components, operations, paths } from "./generated/schema.ts";

@@ -43,12 +43,15 @@ export const commandConfigs: Readonly<Record<string, ConfigShape>> = {
  */
 const tracingVariables: readonly string[] = (() => {
   const read = new Set<string>();
-  const env = new Proxy<NodeJS.ProcessEnv>({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector.example:4318" }, {
-    get(target, name) {
-      if (typeof name === "string") read.add(name);
-      return typeof name === "string" ? target[name] : undefined;
+  const env = new Proxy<NodeJS.ProcessEnv>(
+    { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector.example:4318" },
+    {
+      get(target, name) {
+        if (typeof name === "string") read.add(name);
+        return typeof name === "string" ? target[name] : undefined;
+      },
     },
-  });
+  );
   void spanExporterFromEnv(env, "subdata-k8s-test", createLogger({ name: "k8s-test", level: "silent" }))?.shutdown();
   return [...read];
 })();

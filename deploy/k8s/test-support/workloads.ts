@@ -18,7 +18,11 @@ export interface Workload {
 export function workloadsOf(objects: readonly RenderedObject[]): Workload[] {
   const deployments = ofKind<IDeployment>(objects, "Deployment").map((object) => ({ kind: "Deployment" as const, object, template: object.spec?.template }));
   const jobs = ofKind<IJob>(objects, "Job").map((object) => ({ kind: "Job" as const, object, template: object.spec?.template }));
-  const cronJobs = ofKind<ICronJob>(objects, "CronJob").map((object) => ({ kind: "CronJob" as const, object, template: object.spec?.jobTemplate.spec?.template }));
+  const cronJobs = ofKind<ICronJob>(objects, "CronJob").map((object) => ({
+    kind: "CronJob" as const,
+    object,
+    template: object.spec?.jobTemplate.spec?.template,
+  }));
   return [...deployments, ...jobs, ...cronJobs].map(({ kind, object, template }) => {
     if (!template?.spec) throw new Error(`${kind}/${object.metadata.name} has no pod template`);
     return {

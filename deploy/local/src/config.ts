@@ -50,7 +50,13 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
     natsUrl: config.NATS_URL,
     dataDir,
     embeddedPostgresPort: config.EMBEDDED_POSTGRES_PORT,
-    ports: { gateway: config.GATEWAY_PORT, query: config.QUERY_PORT, auth: config.AUTH_PORT, webhook: config.WEBHOOK_PORT, relayHealth: config.RELAY_HEALTH_PORT },
+    ports: {
+      gateway: config.GATEWAY_PORT,
+      query: config.QUERY_PORT,
+      auth: config.AUTH_PORT,
+      webhook: config.WEBHOOK_PORT,
+      relayHealth: config.RELAY_HEALTH_PORT,
+    },
     metricsPorts: {
       gateway: config.GATEWAY_METRICS_PORT,
       query: config.QUERY_METRICS_PORT,

@@ -106,7 +106,8 @@ async function waitUntilAccepting(url: string, server: ManagedProcess, recentOut
     } catch (error) {
       await client.end().catch(() => {});
       if (AUTHENTICATION_FAILURES.has((error as { code?: string }).code ?? "")) throw error;
-      if (Date.now() > deadline) throw new Error(`embedded Postgres did not accept connections within ${READY_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
+      if (Date.now() > deadline)
+        throw new Error(`embedded Postgres did not accept connections within ${READY_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

@@ -56,7 +56,10 @@ async function checkJetStream(url: string, timeoutMs = 2_000): Promise<JetStream
     return { state: "disabled", reason: `NATS at ${url} (NATS_URL) answers, but its JetStream says: ${info.error.description ?? "not enabled"}` };
   } catch (error) {
     if (error instanceof RequestError && error.isNoResponders()) {
-      return { state: "disabled", reason: `NATS at ${url} (NATS_URL) answers, but without JetStream: nothing serves the JetStream API (a nats-server started without -js)` };
+      return {
+        state: "disabled",
+        reason: `NATS at ${url} (NATS_URL) answers, but without JetStream: nothing serves the JetStream API (a nats-server started without -js)`,
+      };
     }
     return { state: "unknown", reason: `NATS at ${url} (NATS_URL) answers, but not to a JetStream request: ${(error as Error).message}` };
   } finally {

@@ -29,8 +29,7 @@ export async function findPostgresBinaries(): Promise<PostgresBinaries> {
     entry = fromPackage.resolve(packageName);
   } catch {
     throw new Error(
-      `embedded Postgres has no binaries for ${platform()}-${arch()} (${packageName} is not installed); ` +
-        `set DATABASE_URL to use another Postgres`,
+      `embedded Postgres has no binaries for ${platform()}-${arch()} (${packageName} is not installed); set DATABASE_URL to use another Postgres`,
     );
   }
   const binaries = (await import(pathToFileURL(entry).href)) as { initdb: string; postgres: string };

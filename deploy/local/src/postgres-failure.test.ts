@@ -88,7 +88,7 @@ describe("explainPostgresFailure", () => {
 
   it("when the cluster was made by another major version, says to start over", () => {
     const output = [
-      'FATAL:  database files are incompatible with server',
+      "FATAL:  database files are incompatible with server",
       "DETAIL:  The data directory was initialized by PostgreSQL version 17, which is not compatible with this version 18.4.",
     ].join("\n");
     const message = explainPostgresFailure(new PostgresProgramFailed("postgres", output, "postgres exited during start-up (exit code 1)"), context);
@@ -104,6 +104,8 @@ describe("explainPostgresFailure", () => {
 
   it("keeps any other message, and still names the cluster", () => {
     const message = explainPostgresFailure(new Error("embedded Postgres did not accept connections within 60 s: timeout"), context);
-    expect(message).toBe(`the embedded Postgres could not start (cluster ${context.clusterDir}): embedded Postgres did not accept connections within 60 s: timeout`);
+    expect(message).toBe(
+      `the embedded Postgres could not start (cluster ${context.clusterDir}): embedded Postgres did not accept connections within 60 s: timeout`,
+    );
   });
 });

@@ -33,7 +33,10 @@ function findLine(output: string, pattern: RegExp, clusterDir: string): { path: 
 
 /** The end of what the program printed, where it explains itself (a message may span several lines). */
 function said(output: string): string {
-  const tail = output.split("\n").filter((line) => line.trim()).slice(-8);
+  const tail = output
+    .split("\n")
+    .filter((line) => line.trim())
+    .slice(-8);
   return `\n  Postgres said:\n${tail.map((line) => `    ${line.trim()}`).join("\n")}`;
 }
 

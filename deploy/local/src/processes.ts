@@ -86,19 +86,13 @@ export async function startServices(options: StartServicesOptions): Promise<{ ru
 }
 
 /** Waits until every process with a readiness check passes it; throws naming the ones that did not. */
-export async function waitUntilReady(
-  running: readonly RunningService[],
-  serviceToken: string,
-  timeoutMs: number,
-  gaveUp: () => boolean,
-): Promise<void> {
+export async function waitUntilReady(running: readonly RunningService[], serviceToken: string, timeoutMs: number, gaveUp: () => boolean): Promise<void> {
   const results = await Promise.all(
     running.map(async ({ spec, process: child }) => {
       const readiness = spec.readiness;
       if (readiness.kind === "none" || spec.port === undefined) return { spec, ready: true };
       const baseUrl = `http://127.0.0.1:${spec.port}`;
-      const check =
-        readiness.kind === "grpc-health" ? () => grpcHealthServing(baseUrl, serviceToken) : () => httpAnswers(`${baseUrl}${readiness.path}`);
+      const check = readiness.kind === "grpc-health" ? () => grpcHealthServing(baseUrl, serviceToken) : () => httpAnswers(`${baseUrl}${readiness.path}`);
       const ready = await waitFor(check, { timeoutMs, gaveUp: () => gaveUp() || !child.running });
       return { spec, ready };
     }),

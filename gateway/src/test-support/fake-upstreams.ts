@@ -15,10 +15,7 @@ import {
   SubscriptionSchema,
   SubscriptionStatus,
 } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
-import {
-  type ListSubscriptionsRequest,
-  SubscriptionService,
-} from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { type ListSubscriptionsRequest, SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { ErrorReason, errorWithReason, notFound, renderCharge, renderOrder, renderSubscription } from "@subdata/runtime";
 import type { GatewayClients } from "../server.ts";
 
@@ -178,7 +175,9 @@ export function createFakeUpstreams(): FakeUpstreams {
         fake.audits.push(...accepted);
         return {
           results: refusals.map((reason, i) =>
-            reason === undefined ? { outcome: { case: "auditEventId" as const, value: `aud_${i}` } } : { outcome: { case: "invalidReason" as const, value: reason } },
+            reason === undefined
+              ? { outcome: { case: "auditEventId" as const, value: `aud_${i}` } }
+              : { outcome: { case: "invalidReason" as const, value: reason } },
           ),
         };
       },

@@ -21,7 +21,12 @@ export const KEY_ID = "key_a";
 
 export function createTestGateway(environment: NodeJS.ProcessEnv = {}): TestGateway {
   let time = Date.UTC(2026, 5, 1);
-  const clock = { now: () => time, advance: (ms: number) => void (time += ms) };
+  const clock = {
+    now: () => time,
+    advance: (ms: number) => {
+      time += ms;
+    },
+  };
   const logs: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, callback) {

@@ -69,10 +69,7 @@ export function createApiKeyRepository(db: Queryable): ApiKeyRepository {
              ORDER BY created_at DESC, id DESC LIMIT $4`,
             [merchantId, after.createdAt, after.id, limit],
           )
-        : await db.query<ApiKeyRow>(
-            `SELECT ${COLUMNS} FROM api_keys WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
-            [merchantId, limit],
-          );
+        : await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, [merchantId, limit]);
       return result.rows;
     },
     async revoke(merchantId, id) {

@@ -1,7 +1,23 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { ErrorReason, errorWithReason, invalidArgument, invalidPageToken, type Logger, notFound, type PageTokenCodec, pgTimestampToProto, pgTimestampToProtoOrUndefined, requireMerchantId, requireNoNul, requireTimestampInRange, resolvePageSize, timestampToDate, timestampToPgText } from "@subdata/runtime";
+import {
+  ErrorReason,
+  errorWithReason,
+  invalidArgument,
+  invalidPageToken,
+  type Logger,
+  notFound,
+  type PageTokenCodec,
+  pgTimestampToProto,
+  pgTimestampToProtoOrUndefined,
+  requireMerchantId,
+  requireNoNul,
+  requireTimestampInRange,
+  resolvePageSize,
+  timestampToDate,
+  timestampToPgText,
+} from "@subdata/runtime";
 import {
   ApiKeyService,
   AuthenticateApiKeyResponseSchema,

@@ -91,13 +91,7 @@ export function createAuditRepository(db: Queryable): AuditRepository {
           ]),
           firstIds,
           lastIds,
-          ...unnestColumns(records, [
-            (r) => r.resultCount,
-            (r) => r.status,
-            (r) => r.clientIp,
-            (r) => r.userAgent,
-            (r) => r.latencyMicros.toString(),
-          ]),
+          ...unnestColumns(records, [(r) => r.resultCount, (r) => r.status, (r) => r.clientIp, (r) => r.userAgent, (r) => r.latencyMicros.toString()]),
           resourceIds,
         ],
       });

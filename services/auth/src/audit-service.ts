@@ -1,7 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, invalidPageToken, newId, type PageTokenCodec, pgTimestampToProto, requireMerchantId, requireNoNul, resolvePageSize } from "@subdata/runtime";
+import {
+  invalidArgument,
+  invalidPageToken,
+  newId,
+  type PageTokenCodec,
+  pgTimestampToProto,
+  requireMerchantId,
+  requireNoNul,
+  resolvePageSize,
+} from "@subdata/runtime";
 import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import {
   AuditService,

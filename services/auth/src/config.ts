@@ -16,7 +16,10 @@ export const authConfigShape = {
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
   /** Comma-separated further secrets whose page tokens are honoured (never signed with) during a rotation. */
   SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList(),
-  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL")
+    .default("nats://127.0.0.1:4222"),
   /** Failed authentications (security_events) older than this are purged hourly; the database refuses less than 1. */
   SUBDATA_SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
 };

@@ -13,11 +13,7 @@ export interface LastUsedTracker {
   touch(apiKeyId: string): void;
 }
 
-export function createLastUsedTracker(options: {
-  repository: Pick<ApiKeyRepository, "touchLastUsed">;
-  logger: Logger;
-  now?: () => number;
-}): LastUsedTracker {
+export function createLastUsedTracker(options: { repository: Pick<ApiKeyRepository, "touchLastUsed">; logger: Logger; now?: () => number }): LastUsedTracker {
   const now = options.now ?? Date.now;
   const lastTouched = new Map<string, number>();
   return {

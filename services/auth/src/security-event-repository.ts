@@ -26,22 +26,15 @@ export function createSecurityEventRepository(db: Queryable): SecurityEventRepos
       await db.query(
         `INSERT INTO security_events (reason, key_prefix, api_key_id, client_ip, user_agent, request_id)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
-        unnestColumns(events, [
-          (e) => e.reason,
-          (e) => e.keyPrefix,
-          (e) => e.apiKeyId,
-          (e) => e.clientIp,
-          (e) => e.userAgent,
-          (e) => e.requestId,
-        ]),
+        unnestColumns(events, [(e) => e.reason, (e) => e.keyPrefix, (e) => e.apiKeyId, (e) => e.clientIp, (e) => e.userAgent, (e) => e.requestId]),
       );
     },
     async purgeOlderThan(retentionDays, maxRows) {
       // The role has no DELETE on the table: a definer function purges, and only old rows (migration 0007).
-      const { rows } = await db.query<{ purged: number }>(
-        "SELECT subdata_purge_security_events(make_interval(days => $1), $2) AS purged",
-        [retentionDays, maxRows],
-      );
+      const { rows } = await db.query<{ purged: number }>("SELECT subdata_purge_security_events(make_interval(days => $1), $2) AS purged", [
+        retentionDays,
+        maxRows,
+      ]);
       return rows[0]?.purged ?? 0;
     },
   };

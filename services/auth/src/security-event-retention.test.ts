@@ -10,13 +10,22 @@ describe("security event retention", () => {
     const backlog = [3, 3, 1];
     const { logger } = capture();
     const retention = createSecurityEventRetention({
-      repository: { purgeOlderThan: async (days, max) => (calls.push([days, max]), backlog.shift() ?? 0) },
+      repository: {
+        purgeOlderThan: async (days, max) => {
+          calls.push([days, max]);
+          return backlog.shift() ?? 0;
+        },
+      },
       logger,
       retentionDays: 30,
       batchSize: 3,
     });
     expect(await retention.runOnce()).toBe(7);
-    expect(calls).toEqual([[30, 3], [30, 3], [30, 3]]);
+    expect(calls).toEqual([
+      [30, 3],
+      [30, 3],
+      [30, 3],
+    ]);
 
     const capped = createSecurityEventRetention({
       repository: { purgeOlderThan: async () => 3 },

@@ -88,7 +88,13 @@ export async function exportAuditEvents(
   };
   if ("file" in output) {
     const partial = `${output.file}.partial`;
-    if (await access(output.file).then(() => true, () => false)) throw new CliError(`${output.file} exists: an export never overwrites a file`);
+    if (
+      await access(output.file).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw new CliError(`${output.file} exists: an export never overwrites a file`);
     try {
       await pipeline(source, createGzip(), measure, createWriteStream(partial, { flags: "wx" }));
       // link, unlike rename, fails rather than replace a file that appeared meanwhile.

@@ -64,7 +64,7 @@ describe("parseDuration", () => {
     const expiry = { maxMs: 36_500 * DAY_MS, maxReason: "about 100 years" };
     expect(parseDuration("36500d", "--expires-in", expiry)).toBe(36_500 * DAY_MS);
     expect(parseDuration("5214w", "--expires-in", expiry)).toBe(5_214 * 7 * DAY_MS);
-    for (const text of ["36501d", "5215w", "999999w", "9".repeat(400) + "s"]) {
+    for (const text of ["36501d", "5215w", "999999w", `${"9".repeat(400)}s`]) {
       expect(refusal(() => parseDuration(text, "--expires-in", expiry)).message).toBe(`--expires-in must be at most 36500d (about 100 years), got "${text}"`);
     }
     expect(refusal(() => parseDuration("8d", "--grace", { maxMs: 7 * DAY_MS, allowZero: true })).message).toBe('--grace must be at most 7d, got "8d"');
@@ -73,7 +73,9 @@ describe("parseDuration", () => {
   it("takes only the units asked for", () => {
     const hoursAndDays = { units: ["h", "d"] as const, maxMs: 10 * DAY_MS };
     expect(parseDuration("3d", "--x", hoursAndDays)).toBe(3 * DAY_MS);
-    expect(refusal(() => parseDuration("1w", "--x", hoursAndDays)).message).toBe('--x must be a positive whole number with a unit h or d (e.g. 12h, 7d), got "1w"');
+    expect(refusal(() => parseDuration("1w", "--x", hoursAndDays)).message).toBe(
+      '--x must be a positive whole number with a unit h or d (e.g. 12h, 7d), got "1w"',
+    );
   });
 
   it("shows a limit in the largest unit that counts it whole", () => {
@@ -156,11 +158,14 @@ describe("parseDecimal and toMinorUnits", () => {
     expect(refusal(() => minor("10.5", "JPY")).message).toBe('--amount must be a whole amount in JPY, got "10.5"');
   });
 
-  it.each(["", " 1", "1 ", "+1", "-1", "1.", ".5", "1.2.3", "1,50", "1e2", "0x10", "NaN", "Infinity", "١", "1_000"])("refuses %j, naming the option", (text) => {
-    expect(refusal(() => parseDecimal(text, "--unit-price", { allowZero: true })).message).toBe(
-      `--unit-price must be a decimal amount such as 12.50 (digits, at most one decimal point), got ${JSON.stringify(text)}`,
-    );
-  });
+  it.each(["", " 1", "1 ", "+1", "-1", "1.", ".5", "1.2.3", "1,50", "1e2", "0x10", "NaN", "Infinity", "١", "1_000"])(
+    "refuses %j, naming the option",
+    (text) => {
+      expect(refusal(() => parseDecimal(text, "--unit-price", { allowZero: true })).message).toBe(
+        `--unit-price must be a decimal amount such as 12.50 (digits, at most one decimal point), got ${JSON.stringify(text)}`,
+      );
+    },
+  );
 
   it("refuses zero unless allowed", () => {
     for (const text of ["0", "000", "0.00"]) {

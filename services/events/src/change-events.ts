@@ -1,7 +1,7 @@
 import { create, type DescMessage } from "@bufbuild/protobuf";
 import { FieldMaskSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { type ChangeEvent, ChangeEventSchema } from "@subdata/proto/subdata/events/v1/change_event_pb";
-import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
+import type { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type Order, OrderSchema, OrderStatus } from "@subdata/proto/subdata/order/v1/order_pb";
 import {
   type Charge,
@@ -257,9 +257,7 @@ function changedFieldPaths(resource: ResourceType, columns: readonly string[]): 
 export function changeEventFromRow(row: ChangeEventRow): ChangeEvent {
   const type = requireEventType(row.event_type);
   const isUpdate = row.event_type.endsWith(".updated");
-  const changedFields = isUpdate
-    ? create(FieldMaskSchema, { paths: changedFieldPaths(row.resource_type, row.payload.changed_columns) })
-    : undefined;
+  const changedFields = isUpdate ? create(FieldMaskSchema, { paths: changedFieldPaths(row.resource_type, row.payload.changed_columns) }) : undefined;
   const common = {
     id: row.id,
     type,
@@ -275,7 +273,8 @@ export function changeEventFromRow(row: ChangeEventRow): ChangeEvent {
       return create(ChangeEventSchema, {
         ...common,
         object: { case: "subscription", value: snapshotToSubscription(payload.object) },
-        previous: isUpdate && payload.previous ? { case: "previousSubscription", value: snapshotToSubscription(previousSnapshot(payload)!) } : { case: undefined },
+        previous:
+          isUpdate && payload.previous ? { case: "previousSubscription", value: snapshotToSubscription(previousSnapshot(payload)!) } : { case: undefined },
       });
     }
     case "charge": {

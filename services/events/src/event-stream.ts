@@ -9,8 +9,14 @@ import { type ResourceType, resourceTypes } from "./change-events.ts";
 
 /** The variables of both ends, spread into the relay's and the webhook service's config shapes. */
 export const eventStreamConfigShape = {
-  NATS_URL: z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL").default("nats://127.0.0.1:4222"),
-  SUBDATA_EVENTS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name").default("SUBDATA_EVENTS"),
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL")
+    .default("nats://127.0.0.1:4222"),
+  SUBDATA_EVENTS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream stream name")
+    .default("SUBDATA_EVENTS"),
   SUBDATA_EVENTS_SUBJECT_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated subject tokens without wildcards")

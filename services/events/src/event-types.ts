@@ -20,7 +20,6 @@ const TYPES = new Map([...NAMES].map(([type, name]) => [name, type]));
 /** Every public event type name. */
 export const eventTypeNames: readonly string[] = [...NAMES.values()];
 
-
 /** The public name; undefined for UNSPECIFIED and for types this build does not know. */
 export function eventTypeName(type: EventType): string | undefined {
   return NAMES.get(type);

@@ -84,7 +84,10 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
         resolveChanged();
       };
       let waiters = byMerchant.get(merchantId);
-      if (!waiters) byMerchant.set(merchantId, (waiters = new Set()));
+      if (!waiters) {
+        waiters = new Set();
+        byMerchant.set(merchantId, waiters);
+      }
       waiters.add(finish);
       return {
         changed,

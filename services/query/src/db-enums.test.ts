@@ -1,13 +1,7 @@
 import { OrderStatus } from "@subdata/proto/subdata/order/v1/order_pb";
 import { ChargeStatus, PlanInterval, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { describe, expect, it } from "vitest";
-import {
-  chargeStatusFromDb,
-  orderStatusFromDb,
-  planIntervalFromDb,
-  subscriptionStatusFromDb,
-  subscriptionStatusToDb,
-} from "./db-enums.ts";
+import { chargeStatusFromDb, orderStatusFromDb, planIntervalFromDb, subscriptionStatusFromDb, subscriptionStatusToDb } from "./db-enums.ts";
 
 describe("database enum mapping", () => {
   it("maps every database label to the proto value of the same name", () => {

@@ -1,4 +1,4 @@
-import { type KeysetCursor } from "@subdata/runtime";
+import type { KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
 import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
 

@@ -1,6 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { cursorToPosition, invalidArgument, isIdWithPrefix, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, resolvePageSize, splitPage } from "@subdata/runtime";
+import {
+  cursorToPosition,
+  invalidArgument,
+  isIdWithPrefix,
+  type PageTokenBinding,
+  type PageTokenCodec,
+  positionToCursor,
+  requireMerchantId,
+  resolvePageSize,
+  splitPage,
+} from "@subdata/runtime";
 import { ListOrdersResponseSchema, OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { orderMessage } from "./order-message.ts";
 import type { OrderRepository } from "./order-repository.ts";

@@ -13,8 +13,7 @@ import type { ChargeRow, SubscriptionRow } from "./subscription-repository.ts";
 // The safety net of render_public_json: the JSON written straight from rows must be byte for byte
 // what the typed path gives (row → message → protobuf wire → message → shared renderer → JSON).
 
-const wire = <T>(schema: Parameters<typeof toBinary>[0], message: T): T =>
-  fromBinary(schema, toBinary(schema, message as never)) as T;
+const wire = <T>(schema: Parameters<typeof toBinary>[0], message: T): T => fromBinary(schema, toBinary(schema, message as never)) as T;
 
 const typedSubscription = (row: SubscriptionRow) => JSON.stringify(renderSubscription(wire(SubscriptionSchema, subscriptionMessage(row))));
 const typedCharge = (row: ChargeRow) => JSON.stringify(renderCharge(wire(ChargeSchema, chargeMessage(row))));

@@ -22,8 +22,7 @@ const nullableTime = (text: string | null): string => {
   const rendered = pgTimestampToRfc3339MillisOrNull(text);
   return rendered === null ? "null" : `"${rendered}"`;
 };
-const money = (amountMinor: bigint, currency: string): string =>
-  `{"amount":"${formatMinorUnits(amountMinor, currency)}","currency":${string(currency)}}`;
+const money = (amountMinor: bigint, currency: string): string => `{"amount":"${formatMinorUnits(amountMinor, currency)}","currency":${string(currency)}}`;
 
 // The public enum names are the proto names; the lookups refuse a label the code does not know.
 const subscriptionStatus = (label: string): string => `"${SubscriptionStatus[subscriptionStatusFromDb(label)]}"`;

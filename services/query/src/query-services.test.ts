@@ -117,7 +117,9 @@ describe("SubscriptionService in memory", () => {
   });
 
   it("fails loudly (INTERNAL) rather than show a customer of another merchant", async () => {
-    const { subscriptionClient } = setup({ subscriptions: [subscriptionRow("sub_1", "2026-01-01 00:00:00+00", { customer_email: null, customer_name: null })] });
+    const { subscriptionClient } = setup({
+      subscriptions: [subscriptionRow("sub_1", "2026-01-01 00:00:00+00", { customer_email: null, customer_name: null })],
+    });
     const error = await failure(subscriptionClient.listSubscriptions({ merchantId: "mer_a" }));
     expect(error.code).toBe(Code.Internal);
   });

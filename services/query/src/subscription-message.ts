@@ -1,11 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { pgTimestampToProto, pgTimestampToProtoOrUndefined } from "@subdata/runtime";
-import {
-  type Charge,
-  ChargeSchema,
-  type Subscription,
-  SubscriptionSchema,
-} from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { type Charge, ChargeSchema, type Subscription, SubscriptionSchema } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { chargeStatusFromDb, planIntervalFromDb, subscriptionStatusFromDb } from "./db-enums.ts";
 import { money } from "./money.ts";
 import type { ChargeRow, SubscriptionRow } from "./subscription-repository.ts";

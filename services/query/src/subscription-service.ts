@@ -1,6 +1,17 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { cursorToPosition, invalidArgument, isIdWithPrefix, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, resolvePageSize, splitPage } from "@subdata/runtime";
+import {
+  cursorToPosition,
+  invalidArgument,
+  isIdWithPrefix,
+  notFound,
+  type PageTokenBinding,
+  type PageTokenCodec,
+  positionToCursor,
+  requireMerchantId,
+  resolvePageSize,
+  splitPage,
+} from "@subdata/runtime";
 import {
   GetSubscriptionResponseSchema,
   ListChargesResponseSchema,

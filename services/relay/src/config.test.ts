@@ -24,7 +24,9 @@ describe("the stream's retention against the outbox's", () => {
   it("keeps events 7 days in both by default, and refuses a stream that keeps them less than the outbox, naming both settings", () => {
     const config = loadRelayConfig(valid);
     expect([config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS, config.SUBDATA_RELAY_RETENTION_DAYS]).toEqual([7, 7]);
-    expect(loadRelayConfig({ ...valid, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "30", SUBDATA_RELAY_RETENTION_DAYS: "14" }).SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS).toBe(30);
+    expect(loadRelayConfig({ ...valid, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "30", SUBDATA_RELAY_RETENTION_DAYS: "14" }).SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS).toBe(
+      30,
+    );
     const refused = () => loadRelayConfig({ ...valid, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "3", SUBDATA_RELAY_RETENTION_DAYS: "7" });
     expect(refused).toThrow(ConfigError);
     expect(refused).toThrow(/SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS.*SUBDATA_RELAY_RETENTION_DAYS/);

@@ -31,11 +31,7 @@ export const relayConfigShape = {
    * The change feed (GET /v1/events) keeps events this long; older commits are purged and a cursor
    * from before them answers 410. The feed promises at least 30 days.
    */
-  SUBDATA_FEED_RETENTION_DAYS: z.coerce
-    .number()
-    .int()
-    .min(30, "must be at least 30: the change feed keeps events at least 30 days")
-    .default(400),
+  SUBDATA_FEED_RETENTION_DAYS: z.coerce.number().int().min(30, "must be at least 30: the change feed keeps events at least 30 days").default(400),
   /** The stream's max_age: how long JetStream keeps an event; never less than SUBDATA_RELAY_RETENTION_DAYS. */
   SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: z.coerce.number().int().min(1).max(3_650).default(7),
 } as const;

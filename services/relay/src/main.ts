@@ -44,7 +44,12 @@ let nc: Awaited<ReturnType<typeof connectNats>> | undefined;
 handleShutdown({
   logger,
   steps: [
-    { name: "not ready", run: () => void (stopping = true) },
+    {
+      name: "not ready",
+      run: () => {
+        stopping = true;
+      },
+    },
     { name: "start-up", run: () => stop.abort() },
     { name: "listener", run: () => listener?.close() },
     // Stops claiming; the batch in hand is published, marked and committed.

@@ -73,7 +73,11 @@ describe("the message the relay publishes for an outbox row", () => {
         resource_id: "ch_1",
         event_type: "charge.updated",
         version: 2n,
-        payload: { object: { ...CHARGE_SNAPSHOT, amount_refunded_minor: "500", version: "2" }, previous: { amount_refunded_minor: "0", version: "1" }, changed_columns: ["amount_refunded_minor", "version"] },
+        payload: {
+          object: { ...CHARGE_SNAPSHOT, amount_refunded_minor: "500", version: "2" },
+          previous: { amount_refunded_minor: "0", version: "1" },
+          changed_columns: ["amount_refunded_minor", "version"],
+        },
       }),
     );
     const event = fromBinary(ChangeEventSchema, data);

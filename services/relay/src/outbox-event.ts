@@ -16,7 +16,5 @@ export interface OutboxRow extends ChangeEventRow {
  */
 export function outboxMessage(row: OutboxRow): Uint8Array {
   const event = changeEventFromRow(row);
-  return row.resource_type === "subscription"
-    ? toBinary(SubscriptionEventSchema, subscriptionEventFromChangeEvent(event))
-    : toBinary(ChangeEventSchema, event);
+  return row.resource_type === "subscription" ? toBinary(SubscriptionEventSchema, subscriptionEventFromChangeEvent(event)) : toBinary(ChangeEventSchema, event);
 }

@@ -101,18 +101,18 @@ export function createOutboxRepository(pool: Pool): OutboxRepository {
     },
 
     async purgePublished(retentionDays, maxRows) {
-      const { rows } = await pool.query<{ purged: number }>(
-        "SELECT subdata_purge_published_events(make_interval(days => $1), $2) AS purged",
-        [retentionDays, maxRows],
-      );
+      const { rows } = await pool.query<{ purged: number }>("SELECT subdata_purge_published_events(make_interval(days => $1), $2) AS purged", [
+        retentionDays,
+        maxRows,
+      ]);
       return rows[0]?.purged ?? 0;
     },
 
     async purgeChangeEvents(retentionDays, maxCommits) {
-      const { rows } = await pool.query<{ purged: number }>(
-        "SELECT subdata_purge_change_events(make_interval(days => $1), $2) AS purged",
-        [retentionDays, maxCommits],
-      );
+      const { rows } = await pool.query<{ purged: number }>("SELECT subdata_purge_change_events(make_interval(days => $1), $2) AS purged", [
+        retentionDays,
+        maxCommits,
+      ]);
       return rows[0]?.purged ?? 0;
     },
   };

@@ -243,12 +243,8 @@ export function createRelay(deps: RelayDeps): Relay {
   async function purge(): Promise<PurgeResult> {
     const retention = deps.retention;
     if (!retention) return { outboxRows: 0, feedCommits: 0 };
-    const outboxRows = await drain("event_outbox", retention.outboxBatch ?? 10_000, (limit) =>
-      repository.purgePublished(retention.outboxDays, limit),
-    );
-    const feedCommits = await drain("change_commits", retention.feedBatch ?? 1_000, (limit) =>
-      repository.purgeChangeEvents(retention.feedDays, limit),
-    );
+    const outboxRows = await drain("event_outbox", retention.outboxBatch ?? 10_000, (limit) => repository.purgePublished(retention.outboxDays, limit));
+    const feedCommits = await drain("change_commits", retention.feedBatch ?? 1_000, (limit) => repository.purgeChangeEvents(retention.feedDays, limit));
     if (outboxRows > 0 || feedCommits > 0) {
       logger.info({ outboxRows, feedCommits, outboxDays: retention.outboxDays, feedDays: retention.feedDays }, "purged old outbox rows and feed events");
     }

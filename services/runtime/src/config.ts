@@ -87,10 +87,7 @@ export const env = {
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
   url: () => z.string().url("must be a URL"),
-  databaseUrl: () =>
-    z
-      .string({ message: "must be a postgres:// connection string" })
-      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// connection string"),
+  databaseUrl: () => z.string({ message: "must be a postgres:// connection string" }).regex(/^postgres(ql)?:\/\//, "must be a postgres:// connection string"),
   /** A secret: required, no default anywhere, long enough to resist guessing. */
   secret,
   /**

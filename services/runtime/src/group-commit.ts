@@ -40,6 +40,7 @@ export type ItemOutcomes = ReadonlyArray<unknown>;
 
 export interface GroupCommitOptions<T> {
   /** Writes the whole batch durably, or throws; may refuse single items through ItemOutcomes. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a flush that refuses nothing is a plain async function, typed Promise<void>
   flush: (items: readonly T[]) => Promise<void | ItemOutcomes>;
   /** Upper bound on a batch (a writeAll larger than this is flushed alone); the rest waits. */
   maxBatchSize: number;
@@ -82,9 +83,9 @@ export function createGroupCommitWriter<T>(options: GroupCommitOptions<T>): Grou
       stats.flushes++;
       stats.largestBatch = Math.max(stats.largestBatch, items.length);
       let failure: { error: unknown } | undefined;
-      let outcomes: void | ItemOutcomes = undefined;
+      let outcomes: ItemOutcomes | undefined;
       try {
-        outcomes = await options.flush(items);
+        outcomes = (await options.flush(items)) || undefined;
       } catch (error) {
         stats.failedFlushes++;
         failure = { error };

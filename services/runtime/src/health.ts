@@ -1,11 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
-import {
-  Health,
-  HealthCheckResponse_ServingStatus as ServingStatus,
-  HealthCheckResponseSchema,
-} from "@subdata/proto/grpc/health/v1/health_pb";
+import { type Health, HealthCheckResponse_ServingStatus as ServingStatus, HealthCheckResponseSchema } from "@subdata/proto/grpc/health/v1/health_pb";
 
 /** The serving state a process reports; main.ts flips it to not-serving first thing on SIGTERM. */
 export interface HealthState {
@@ -54,10 +50,7 @@ export function createHealthService(state: HealthState, services: readonly strin
       }
       while (!context.signal.aborted) {
         yield create(HealthCheckResponseSchema, { status: status() });
-        await Promise.race([
-          state.changed(),
-          new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true })),
-        ]);
+        await Promise.race([state.changed(), new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }))]);
       }
     },
   };

@@ -2,8 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { cursorToPosition, positionToCursor, splitPage } from "./keyset.ts";
 
-const rows = (count: number) =>
-  Array.from({ length: count }, (_, i) => ({ id: `sub_${i}`, created_at: "2026-01-01 00:00:00.000001+00" }));
+const rows = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `sub_${i}`, created_at: "2026-01-01 00:00:00.000001+00" }));
 const keyOf = (row: { id: string; created_at: string }) => ({ at: row.created_at, id: row.id });
 
 describe("splitPage", () => {

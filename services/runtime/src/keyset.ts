@@ -27,11 +27,7 @@ export function positionToCursor(position: KeysetPosition): KeysetCursor {
  * Splits the limit+1 rows a keyset query returned into the page and, when there is a next page, the
  * cursor of the page's last row (the extra row only proves that more exist).
  */
-export function splitPage<Row>(
-  rows: readonly Row[],
-  pageSize: number,
-  keyOf: (row: Row) => KeysetCursor,
-): { page: readonly Row[]; next: KeysetCursor | null } {
+export function splitPage<Row>(rows: readonly Row[], pageSize: number, keyOf: (row: Row) => KeysetCursor): { page: readonly Row[]; next: KeysetCursor | null } {
   if (rows.length <= pageSize) return { page: rows, next: null };
   const page = rows.slice(0, pageSize);
   return { page, next: keyOf(page[page.length - 1]!) };

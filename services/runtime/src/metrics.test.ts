@@ -51,7 +51,9 @@ describe("metrics", () => {
     // The caller's side of the same two calls.
     const clientText = await clientRegistry.metrics();
     expect(clientText).toContain('subdata_rpc_client_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="ok",component="caller"} 1');
-    expect(clientText).toContain('subdata_rpc_client_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="not_found",component="caller"} 1');
+    expect(clientText).toContain(
+      'subdata_rpc_client_requests_total{rpc_service="grpc.health.v1.Health",rpc_method="Check",code="not_found",component="caller"} 1',
+    );
     expect(clientText).toContain('subdata_rpc_client_duration_seconds_count{component="caller",rpc_service="grpc.health.v1.Health",rpc_method="Check"} 2');
     // Default process metrics are in the same registry.
     expect(text).toContain("nodejs_eventloop_lag_seconds");

@@ -34,6 +34,6 @@ export function formatMinorUnits(amountMinor: bigint, currencyCode: string): str
 
 /** A Money message as public JSON. A Money without a currency is a bug upstream, never rendered bare. */
 export function renderMoney(money: Money | undefined): PublicMoney {
-  if (!money || !money.currencyCode) throw new Error("money without a currency");
+  if (!money?.currencyCode) throw new Error("money without a currency");
   return { amount: formatMinorUnits(money.amountMinor, money.currencyCode), currency: money.currencyCode };
 }

@@ -77,7 +77,14 @@ export function createPgListener(options: PgListenerOptions): PgListener {
       backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
-        stop.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        stop.signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

@@ -1,12 +1,6 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { type LineItem, type Order, OrderStatus } from "@subdata/proto/subdata/order/v1/order_pb";
-import {
-  type Charge,
-  ChargeStatus,
-  PlanInterval,
-  type Subscription,
-  SubscriptionStatus,
-} from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { type Charge, ChargeStatus, PlanInterval, type Subscription, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { type PublicMoney, renderMoney } from "./money.ts";
 import { timestampToRfc3339Millis } from "./time.ts";
 

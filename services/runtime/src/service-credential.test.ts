@@ -30,7 +30,6 @@ function clientsOf(check: ReturnType<typeof requireServiceCredential>, presented
   return { audit: createClient(AuditService, transport), health: createClient(Health, transport) };
 }
 
-
 describe("service credential", () => {
   it("answers the main token and every accepted one (a rotation: main NEW, OLD still accepted)", async () => {
     const check = requireServiceCredential(NEW, [OLD]);

@@ -38,4 +38,3 @@ export function sendServiceCredential(serviceToken: string): Interceptor {
     return next(request);
   };
 }
-

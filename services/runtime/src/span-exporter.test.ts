@@ -91,9 +91,7 @@ describe("OTLP span export", () => {
     const exporter = spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/" }, "subdata-query", logger);
     expect(exporter).toBeDefined();
     await exporter!.shutdown();
-    expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "s", logger)).toThrow(
-      /http\/json/,
-    );
+    expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "s", logger)).toThrow(/http\/json/);
     expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }, "s", logger)).toThrow();
     expect(parseOtlpHeaders("api-key=a%20b, x-tenant = t1,broken")).toEqual({ "api-key": "a b", "x-tenant": "t1" });
   });

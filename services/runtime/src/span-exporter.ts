@@ -67,8 +67,7 @@ function attributeValue(value: string | number | boolean) {
   return { stringValue: value };
 }
 
-const attributes = (record: Record<string, string | number | boolean>) =>
-  Object.entries(record).map(([key, value]) => ({ key, value: attributeValue(value) }));
+const attributes = (record: Record<string, string | number | boolean>) => Object.entries(record).map(([key, value]) => ({ key, value: attributeValue(value) }));
 
 /** The OTLP/HTTP JSON body for a batch of spans of one service. Ids stay hex, as the JSON mapping says. */
 export function otlpTraceRequest(serviceName: string, spans: readonly SpanRecord[]) {

@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
-import {
-  pgTimestampToProto,
-  pgTimestampToRfc3339Millis,
-  pgTimestampToRfc3339MillisOrNull,
-  timestampToPgText,
-  timestampToRfc3339Millis,
-} from "./time.ts";
+import { pgTimestampToProto, pgTimestampToRfc3339Millis, pgTimestampToRfc3339MillisOrNull, timestampToPgText, timestampToRfc3339Millis } from "./time.ts";
 
 describe("time conversions", () => {
   it("keeps microseconds from Postgres text through protobuf and back", () => {
@@ -80,7 +74,15 @@ describe("time conversions", () => {
   });
 
   it("slicing refuses what pgTimestampToProto refuses", () => {
-    for (const text of ["2026-11-22T00:11:51Z", "2026-11-22 00:11:51.1234567+00", "2026-11-22 00:11:51.+00", "26-11-22 00:11:51+00", "2026-11-22 00:11:51+02", "infinity", ""]) {
+    for (const text of [
+      "2026-11-22T00:11:51Z",
+      "2026-11-22 00:11:51.1234567+00",
+      "2026-11-22 00:11:51.+00",
+      "26-11-22 00:11:51+00",
+      "2026-11-22 00:11:51+02",
+      "infinity",
+      "",
+    ]) {
       expect(() => pgTimestampToRfc3339Millis(text)).toThrow(/unexpected timestamptz text/);
     }
   });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { createCapturedSpans } from "./test-support/captured-spans.ts";
-import { acceptTraceContext, continueTrace, createTraceScope, formatTraceparent, isSampled, newSpanId, parseTraceparent, startTrace, traceHeaders } from "./trace-context.ts";
+import {
+  acceptTraceContext,
+  continueTrace,
+  createTraceScope,
+  formatTraceparent,
+  isSampled,
+  newSpanId,
+  parseTraceparent,
+  startTrace,
+  traceHeaders,
+} from "./trace-context.ts";
 
 const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] });
 const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";

@@ -156,7 +156,12 @@ export function acceptTraceContext(scope: TraceScope, spans?: SpanExporter): Int
         kind: "server",
         startMs,
         endMs: spanClockMs(),
-        attributes: { "rpc.system": "connect_rpc", "rpc.service": request.service.typeName, "rpc.method": request.method.name, "rpc.connect_rpc.error_code": code },
+        attributes: {
+          "rpc.system": "connect_rpc",
+          "rpc.service": request.service.typeName,
+          "rpc.method": request.method.name,
+          "rpc.connect_rpc.error_code": code,
+        },
         error: code === "internal" || code === "unknown" || code === "unavailable" || code === "data_loss",
         sampled: isSampled(context.flags),
       });

@@ -61,7 +61,6 @@ function lean(baseUrl: string) {
   return createClient(AuditService, transport.transport);
 }
 
-
 describe("the unary fast path", () => {
   it("serves binary Connect unary calls through the interceptors, with their headers", async () => {
     const server = await startServer();

@@ -1,13 +1,5 @@
 import type http2 from "node:http2";
-import {
-  create,
-  fromBinary,
-  isMessage,
-  toBinary,
-  type DescMessage,
-  type DescMethodUnary,
-  type DescService,
-} from "@bufbuild/protobuf";
+import { create, fromBinary, isMessage, toBinary, type DescMessage, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -194,8 +186,8 @@ async function answer(route: Route, request: http2.Http2ServerRequest, response:
     );
     const bytes = toBinary(route.method.output, result.message);
     const outgoing: http2.OutgoingHttpHeaders = { "content-type": "application/proto", "content-length": bytes.byteLength };
-    result.header.forEach((value, name) => (outgoing[name] = value));
-    result.trailer.forEach((value, name) => (outgoing[`trailer-${name}`] = value));
+    for (const [name, value] of result.header) outgoing[name] = value;
+    for (const [name, value] of result.trailer) outgoing[`trailer-${name}`] = value;
     if (!response.stream.destroyed) {
       response.writeHead(200, outgoing);
       response.end(bytes);
@@ -211,8 +203,8 @@ async function answer(route: Route, request: http2.Http2ServerRequest, response:
 function sendError(response: http2.Http2ServerResponse, error: ConnectError, header?: Headers): void {
   if (response.stream.destroyed || response.headersSent) return;
   const outgoing: http2.OutgoingHttpHeaders = { "content-type": "application/json" };
-  header?.forEach((value, name) => (outgoing[name] = value));
-  error.metadata.forEach((value, name) => (outgoing[name] = value));
+  for (const [name, value] of header ?? []) outgoing[name] = value;
+  for (const [name, value] of error.metadata) outgoing[name] = value;
   const bytes = errorToJsonBytes(error, {});
   outgoing["content-length"] = bytes.byteLength;
   response.writeHead(codeToHttpStatus(error.code), outgoing);

@@ -15,7 +15,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-type RecordRead = (request: { merchantId: string }, context: { signal: AbortSignal; requestHeader: Headers; timeoutMs(): number | undefined }) => Promise<{ auditEventId: string }>;
+type RecordRead = (
+  request: { merchantId: string },
+  context: { signal: AbortSignal; requestHeader: Headers; timeoutMs(): number | undefined },
+) => Promise<{ auditEventId: string }>;
 
 /** A real connect-node server (the services' own wiring) whose RecordRead the test scripts. */
 async function startServer(recordRead: RecordRead, port = 0) {
@@ -50,7 +53,6 @@ function client(baseUrl: string, interceptors: Interceptor[] = []) {
   cleanups.push(() => transport.close());
   return createClient(AuditService, transport.transport);
 }
-
 
 describe("the unary transport against a connect-node server", () => {
   it("round-trips a call, with the interceptors' headers and the service credential", async () => {
@@ -155,4 +157,3 @@ describe("the unary transport against a connect-node server", () => {
     expect(error.code).toBe(Code.Unavailable);
   });
 });
-

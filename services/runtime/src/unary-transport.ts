@@ -1,14 +1,6 @@
 import http2 from "node:http2";
 import { create, fromBinary, isMessage, toBinary, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  createContextValues,
-  type Interceptor,
-  type Transport,
-  type UnaryRequest,
-  type UnaryResponse,
-} from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { http2Settings } from "./connect-server.ts";
 import { widenConnectionWindow } from "./http2-flow-control.ts";
@@ -255,7 +247,7 @@ function readResponse(request: AnyUnaryRequest, status: number, incoming: http2.
     const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header);
     if (!contentType.startsWith("application/json") || body.length === 0) throw fallback;
     const metadata = new Headers(header);
-    trailer.forEach((value, name) => metadata.set(name, value));
+    for (const [name, value] of trailer) metadata.set(name, value);
     throw errorFromJsonBytes(body, metadata, fallback);
   }
   // No accept-encoding is sent, so a compressed body would be a server ignoring the negotiation.

@@ -9,12 +9,7 @@ describe("unnestColumns", () => {
   ];
 
   it("returns one array per picker, in picker order, each in row order", () => {
-    const [ids, counts, latencies, notes] = unnestColumns(rows, [
-      (r) => r.id,
-      (r) => r.count,
-      (r) => r.latency.toString(),
-      (r) => r.note,
-    ]);
+    const [ids, counts, latencies, notes] = unnestColumns(rows, [(r) => r.id, (r) => r.count, (r) => r.latency.toString(), (r) => r.note]);
     expect(ids).toEqual(["a", "b", "c"]);
     expect(counts).toEqual([1, 2, 3]);
     expect(latencies).toEqual(["10", "20", "30"]);

@@ -7,9 +7,6 @@ export type UnnestColumns<Pickers extends readonly ((row: never) => unknown)[]> 
   -readonly [K in keyof Pickers]: Pickers[K] extends (row: never) => infer Value ? Value[] : never;
 };
 
-export function unnestColumns<Row, const Pickers extends readonly ((row: Row) => unknown)[]>(
-  rows: readonly Row[],
-  pickers: Pickers,
-): UnnestColumns<Pickers> {
+export function unnestColumns<Row, const Pickers extends readonly ((row: Row) => unknown)[]>(rows: readonly Row[], pickers: Pickers): UnnestColumns<Pickers> {
   return pickers.map((pick) => rows.map((row) => pick(row))) as UnnestColumns<Pickers>;
 }

@@ -1,4 +1,13 @@
-import { createBackoff, createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, sleep, startMetricsServer } from "@subdata/runtime";
+import {
+  createBackoff,
+  createHealthState,
+  createPool,
+  createProcessObservability,
+  handleShutdown,
+  loadConfigOrExit,
+  sleep,
+  startMetricsServer,
+} from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
 import { registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
 import { createDeliveryMetrics } from "./delivery/delivery-metrics.ts";

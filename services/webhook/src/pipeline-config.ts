@@ -35,7 +35,10 @@ export const deliveryPipelineConfigShape = {
   // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the relay's.
   ...eventStreamConfigShape,
   /** Durable consumer name, shared by every replica. */
-  SUBDATA_WEBHOOK_CONSUMER: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream consumer name").default("webhook-deliveries"),
+  SUBDATA_WEBHOOK_CONSUMER: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "must be a JetStream consumer name")
+    .default("webhook-deliveries"),
   /** An endpoint with no 2xx for this long is disabled. */
   SUBDATA_WEBHOOK_DISABLE_AFTER: z.string().default("5d").transform(parsedWith(parseDuration)),
 } as const;
@@ -85,7 +88,12 @@ export function deliveryPipelineSettings(config: DeliveryPipelineConfig): Delive
 
 /** "5d", "36h", "90m": the largest unit that divides exactly. */
 export function formatDuration(ms: number): string {
-  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000]] as const) {
+  for (const [unit, size] of [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1_000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

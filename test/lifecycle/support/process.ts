@@ -118,4 +118,3 @@ export function sample(text: string, name: string, labels: Record<string, string
   }
   return total;
 }
-

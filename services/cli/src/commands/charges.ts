@@ -23,7 +23,10 @@ function parseStatus(text: string): SettableChargeStatus {
 
 /** --failure-code and --failure-message: only with FAILED, never empty, a code without a message only from the catalog. */
 function failureOptions(status: SettableChargeStatus, options: { failureCode?: string; failureMessage?: string }) {
-  for (const [option, value] of [["--failure-code", options.failureCode], ["--failure-message", options.failureMessage]] as const) {
+  for (const [option, value] of [
+    ["--failure-code", options.failureCode],
+    ["--failure-message", options.failureMessage],
+  ] as const) {
     if (value === undefined) continue;
     if (status !== "FAILED") throw new CliError(`${option} is only for STATUS FAILED`);
     if (value === "") throw new CliError(`${option} must not be empty`);
@@ -89,7 +92,10 @@ export const registerChargesCommands: RegisterCommands = (program, context) => {
     .action(async (chargeId: string) => {
       const databaseUrl = databaseUrlSetting(context);
       const deletion = await withDatabase(databaseUrl, (client) => deleteCharge(client, chargeId));
-      const detached = deletion.ordersDetached.length === 0 ? "" : `; ${deletion.ordersDetached.join(", ")} no longer name${deletion.ordersDetached.length === 1 ? "s" : ""} it`;
+      const detached =
+        deletion.ordersDetached.length === 0
+          ? ""
+          : `; ${deletion.ordersDetached.join(", ")} no longer name${deletion.ordersDetached.length === 1 ? "s" : ""} it`;
       context.output.result(deletion, `${deletion.id}: deleted (was ${deletion.previousStatus}, version ${deletion.previousVersion})${detached}`);
     });
 };

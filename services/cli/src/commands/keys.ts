@@ -71,7 +71,14 @@ const MAX_EXPIRES_IN_MS = 36_500 * DURATION_UNIT_MS.d;
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 function keyStatus(key: ApiKey): string {
@@ -99,9 +106,7 @@ export const registerKeysCommands: RegisterCommands = (program, context) => {
               maxReason: "about 100 years; omit it for a key that never expires",
             });
       const expiresAt = expiresInMs === undefined ? undefined : timestampFromMs(Date.now() + expiresInMs);
-      const created = await withAuthService(context, ({ apiKeys }) =>
-        apiKeys.createApiKey({ merchantId: options.merchant, name: options.name, expiresAt }),
-      );
+      const created = await withAuthService(context, ({ apiKeys }) => apiKeys.createApiKey({ merchantId: options.merchant, name: options.name, expiresAt }));
       const apiKey = created.apiKey!;
       const warning = "Store this key now: it is shown only once and cannot be retrieved again.";
       context.output.result(

@@ -87,11 +87,18 @@ export const registerMaintainCommand: RegisterCommands = (program, context) => {
     .option("--every <duration>", "run again this long after each run ends (30m, 1h, 1d) until stopped")
     .option("--metrics-port <port>", "with --every: serve Prometheus /metrics on this port (on HOST, default 127.0.0.1)")
     .action(async (options: { every?: string; metricsPort?: string }) => {
-      const everyMs = options.every === undefined ? undefined : parseDuration(options.every, "--every", { units: ["m", "h", "d"], maxMs: 7 * DURATION_UNIT_MS.d });
+      const everyMs =
+        options.every === undefined ? undefined : parseDuration(options.every, "--every", { units: ["m", "h", "d"], maxMs: 7 * DURATION_UNIT_MS.d });
       const metricsPort = options.metricsPort === undefined ? undefined : parseWholeNumber(options.metricsPort, "--metrics-port", { min: 0, max: 65_535 });
-      if (metricsPort !== undefined && everyMs === undefined) throw new CliError("--metrics-port needs --every (a single run pushes to SUBDATA_PUSHGATEWAY_URL instead)");
+      if (metricsPort !== undefined && everyMs === undefined)
+        throw new CliError("--metrics-port needs --every (a single run pushes to SUBDATA_PUSHGATEWAY_URL instead)");
       const settings = settingsOf(context);
-      const pool = createPool({ connectionString: settings.databaseUrl, max: 1, statementTimeoutMs: STATEMENT_TIMEOUT_MS, applicationName: "subdata-maintain" });
+      const pool = createPool({
+        connectionString: settings.databaseUrl,
+        max: 1,
+        statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+        applicationName: "subdata-maintain",
+      });
       pool.on("error", () => {});
       const registry = createMetrics({ service: "maintain", defaultMetrics: everyMs !== undefined });
       const record = createMaintenanceMetrics(registry);
@@ -110,13 +117,26 @@ export const registerMaintainCommand: RegisterCommands = (program, context) => {
           }
           context.output.result(reportJson(report), reportText(report));
           if (!report.ok) {
-            throw new CliError(`maintenance finished with ${report.failures.length} failed step(s): ${report.failures.map((failure) => failure.step).join(", ")}`, "maintenance", {
-              resultPrinted: true,
-            });
+            throw new CliError(
+              `maintenance finished with ${report.failures.length} failed step(s): ${report.failures.map((failure) => failure.step).join(", ")}`,
+              "maintenance",
+              {
+                resultPrinted: true,
+              },
+            );
           }
           return;
         }
-        await runRepeatedly({ everyMs, metricsPort, host: context.setting("HOST") ?? "127.0.0.1", level: context.setting("LOG_LEVEL"), settings, registry, record, repository });
+        await runRepeatedly({
+          everyMs,
+          metricsPort,
+          host: context.setting("HOST") ?? "127.0.0.1",
+          level: context.setting("LOG_LEVEL"),
+          settings,
+          registry,
+          record,
+          repository,
+        });
       } finally {
         await pool.end();
       }

@@ -1,4 +1,13 @@
-import { createProgressPrinter, DEFAULT_API_KEY_VARIABLE, DEFAULT_SCHEMA, executeMirror, MirrorError, resolveMirrorSettings, resultText, withStopSignals } from "@subdata/mirror";
+import {
+  createProgressPrinter,
+  DEFAULT_API_KEY_VARIABLE,
+  DEFAULT_SCHEMA,
+  executeMirror,
+  MirrorError,
+  resolveMirrorSettings,
+  resultText,
+  withStopSignals,
+} from "@subdata/mirror";
 import type { RegisterCommands } from "../cli-context.ts";
 import { CliError } from "../cli-error.ts";
 
@@ -31,7 +40,9 @@ export const registerMirrorCommand: RegisterCommands = (program, context) => {
     .action(async (options: MirrorCommandOptions) => {
       try {
         const settings = resolveMirrorSettings(options, (name) => context.setting(name));
-        const result = await withStopSignals((signal) => executeMirror(settings, { signal, onProgress: createProgressPrinter((line) => context.output.info(line)) }));
+        const result = await withStopSignals((signal) =>
+          executeMirror(settings, { signal, onProgress: createProgressPrinter((line) => context.output.info(line)) }),
+        );
         context.output.result(
           { schema: settings.schema, phase: result.phase, stopped: result.stopped, events_applied: result.eventsApplied, rows: result.rows },
           resultText(result, settings),

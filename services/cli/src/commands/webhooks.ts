@@ -36,10 +36,7 @@ function cliErrorFrom(error: unknown, baseUrl: string): unknown {
     case Code.Unauthenticated:
       return new CliError(`the webhook service refused SUBDATA_SERVICE_TOKEN: ${error.rawMessage}`, "config");
     case Code.Unavailable:
-      return new CliError(
-        `the webhook service at ${baseUrl} is unavailable (is it running? SUBDATA_WEBHOOK_URL): ${error.rawMessage}`,
-        "unavailable",
-      );
+      return new CliError(`the webhook service at ${baseUrl} is unavailable (is it running? SUBDATA_WEBHOOK_URL): ${error.rawMessage}`, "unavailable");
     default:
       return new CliError(`the webhook service failed: ${error.rawMessage}`, "internal");
   }
@@ -57,7 +54,6 @@ async function withWebhookService<T>(context: CliContext, work: (clients: Webhoo
     close();
   }
 }
-
 
 function parseEventTypes(text: string): EventType[] {
   return text
@@ -139,7 +135,14 @@ function deliveryJson(delivery: Delivery) {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 function endpointText(endpoint: ReturnType<typeof endpointJson>): string {
@@ -154,7 +157,10 @@ function secretKeySettings(context: CliContext) {
   const { SUBDATA_WEBHOOK_SECRET_KEY, SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS } = webhookConfigShape;
   const names = ["SUBDATA_WEBHOOK_SECRET_KEY", "SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS"] as const;
   try {
-    return loadConfig({ SUBDATA_WEBHOOK_SECRET_KEY, SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS }, Object.fromEntries(names.map((name) => [name, context.setting(name)])));
+    return loadConfig(
+      { SUBDATA_WEBHOOK_SECRET_KEY, SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS },
+      Object.fromEntries(names.map((name) => [name, context.setting(name)])),
+    );
   } catch (error) {
     if (error instanceof ConfigError) throw configError(error.problems.join("; "));
     throw error;
@@ -169,9 +175,7 @@ interface MerchantOption {
 
 /** `subdata webhooks …`: a merchant's webhook endpoints and deliveries, through the webhook service's RPCs. */
 export const registerWebhooksCommands: RegisterCommands = (program, context) => {
-  const webhooks = program
-    .command("webhooks")
-    .description("manage webhook endpoints and deliveries (SUBDATA_WEBHOOK_URL, default http://127.0.0.1:8093)");
+  const webhooks = program.command("webhooks").description("manage webhook endpoints and deliveries (SUBDATA_WEBHOOK_URL, default http://127.0.0.1:8093)");
 
   webhooks
     .command("create")
@@ -207,7 +211,9 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
       });
       context.output.result(
         { endpoints: all },
-        all.length === 0 ? "no endpoints" : table([["ID", "STATUS", "URL", "EVENTS"], ...all.map((e) => [e.id, e.status, e.url, e.event_types.join(",") || "all"])]),
+        all.length === 0
+          ? "no endpoints"
+          : table([["ID", "STATUS", "URL", "EVENTS"], ...all.map((e) => [e.id, e.status, e.url, e.event_types.join(",") || "all"])]),
       );
     });
 
@@ -220,9 +226,7 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
     .action(async (endpointId: string, options: MerchantOption & { grace: string }) => {
       const graceMs = parseDuration(options.grace, "--grace", { allowZero: true, maxMs: MAX_GRACE_MS });
       const gracePeriod = create(DurationSchema, { seconds: BigInt(graceMs / 1000) });
-      const rotated = await withWebhookService(context, ({ endpoints }) =>
-        endpoints.rotateSecret({ merchantId: options.merchant, endpointId, gracePeriod }),
-      );
+      const rotated = await withWebhookService(context, ({ endpoints }) => endpoints.rotateSecret({ merchantId: options.merchant, endpointId, gracePeriod }));
       const endpoint = endpointJson(rotated.endpoint!);
       context.output.info(SECRET_WARNING);
       const previous = endpoint.previous_secret_expires_at
@@ -316,8 +320,7 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
         }
       });
       const summary =
-        `${report.endpoints} endpoint(s): ${report.reencrypted} secret(s) re-encrypted with the main key, ` +
-        `${report.alreadyCurrent} already under it`;
+        `${report.endpoints} endpoint(s): ${report.reencrypted} secret(s) re-encrypted with the main key, ` + `${report.alreadyCurrent} already under it`;
       if (report.unreadable > 0) {
         // Nothing is lost (those columns were left as they were), but dropping a previous key now would be.
         const listed = report.unreadableIds.join(", ") + (report.unreadable > report.unreadableIds.length ? ", …" : "");

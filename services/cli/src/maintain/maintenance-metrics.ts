@@ -42,8 +42,18 @@ export function createMaintenanceMetrics(registry: Registry): (report: Maintenan
     labelNames: ["table"],
     registers,
   });
-  const rows = new Gauge({ name: "subdata_table_rows_estimate", help: "Rows of each growing table (the planner's estimate)", labelNames: ["table"], registers });
-  const bytes = new Gauge({ name: "subdata_table_bytes", help: "Size on disk of each growing table, indexes and TOAST included", labelNames: ["table"], registers });
+  const rows = new Gauge({
+    name: "subdata_table_rows_estimate",
+    help: "Rows of each growing table (the planner's estimate)",
+    labelNames: ["table"],
+    registers,
+  });
+  const bytes = new Gauge({
+    name: "subdata_table_bytes",
+    help: "Size on disk of each growing table, indexes and TOAST included",
+    labelNames: ["table"],
+    registers,
+  });
   const coveredUntil = new Gauge({
     name: "subdata_audit_partitions_covered_until_timestamp_seconds",
     help: "End of the audit partitions that follow one another from the current month on",

@@ -61,10 +61,7 @@ export function createMaintenanceRepository(db: Queryable): MaintenanceRepositor
       return rows[0]?.name ?? null;
     },
     async purge(table, retentionDays, maxRows) {
-      const { rows } = await db.query<{ purged: number }>(`SELECT ${PURGES[table]}(make_interval(days => $1), $2) AS purged`, [
-        retentionDays,
-        maxRows,
-      ]);
+      const { rows } = await db.query<{ purged: number }>(`SELECT ${PURGES[table]}(make_interval(days => $1), $2) AS purged`, [retentionDays, maxRows]);
       return rows[0]?.purged ?? 0;
     },
     async auditPartitions() {

@@ -32,9 +32,23 @@ const customers: TableFormat<CustomerRow> = {
 const subscriptions: TableFormat<SubscriptionRow> = {
   table: "subscriptions",
   columns: [
-    "id", "merchant_id", "customer_id", "plan_id", "status", "price_minor", "currency", "quantity",
-    "current_period_start", "current_period_end", "next_charge_at", "trial_ends_at", "paused_at", "cancelled_at",
-    "cancellation_reason", "created_at", "updated_at",
+    "id",
+    "merchant_id",
+    "customer_id",
+    "plan_id",
+    "status",
+    "price_minor",
+    "currency",
+    "quantity",
+    "current_period_start",
+    "current_period_end",
+    "next_charge_at",
+    "trial_ends_at",
+    "paused_at",
+    "cancelled_at",
+    "cancellation_reason",
+    "created_at",
+    "updated_at",
   ],
   line: (r) =>
     `${r.id}\t${r.merchantId}\t${r.customerId}\t${r.planId}\t${r.status}\t${n(r.priceMinor)}\t${r.currency}\t${n(r.quantity)}\t` +
@@ -45,8 +59,19 @@ const subscriptions: TableFormat<SubscriptionRow> = {
 const charges: TableFormat<ChargeRow> = {
   table: "charges",
   columns: [
-    "id", "merchant_id", "subscription_id", "status", "amount_minor", "amount_refunded_minor", "currency", "order_id",
-    "failure_code", "failure_message", "scheduled_at", "processed_at", "created_at",
+    "id",
+    "merchant_id",
+    "subscription_id",
+    "status",
+    "amount_minor",
+    "amount_refunded_minor",
+    "currency",
+    "order_id",
+    "failure_code",
+    "failure_message",
+    "scheduled_at",
+    "processed_at",
+    "created_at",
   ],
   line: (r) =>
     `${r.id}\t${r.merchantId}\t${r.subscriptionId}\t${r.status}\t${n(r.amountMinor)}\t${n(r.amountRefundedMinor)}\t${r.currency}\t` +
@@ -56,8 +81,20 @@ const charges: TableFormat<ChargeRow> = {
 const orders: TableFormat<OrderRow> = {
   table: "orders",
   columns: [
-    "id", "merchant_id", "subscription_id", "charge_id", "number", "status", "currency", "subtotal_minor",
-    "discount_minor", "shipping_minor", "tax_minor", "total_minor", "created_at", "updated_at",
+    "id",
+    "merchant_id",
+    "subscription_id",
+    "charge_id",
+    "number",
+    "status",
+    "currency",
+    "subtotal_minor",
+    "discount_minor",
+    "shipping_minor",
+    "tax_minor",
+    "total_minor",
+    "created_at",
+    "updated_at",
   ],
   line: (r) =>
     `${r.id}\t${r.merchantId}\t${r.subscriptionId}\t${r.chargeId}\t${n(r.number)}\t${r.status}\t${r.currency}\t` +
@@ -68,8 +105,7 @@ const orders: TableFormat<OrderRow> = {
 const lineItems: TableFormat<LineItemRow> = {
   table: "order_line_items",
   columns: ["order_id", "position", "merchant_id", "sku", "title", "quantity", "unit_price_minor", "total_minor"],
-  line: (r) =>
-    `${r.orderId}\t${n(r.position)}\t${r.merchantId}\t${t(r.sku)}\t${t(r.title)}\t${n(r.quantity)}\t${n(r.unitPriceMinor)}\t${n(r.totalMinor)}`,
+  line: (r) => `${r.orderId}\t${n(r.position)}\t${r.merchantId}\t${t(r.sku)}\t${t(r.title)}\t${n(r.quantity)}\t${n(r.unitPriceMinor)}\t${n(r.totalMinor)}`,
 };
 
 const CHUNK_ROWS = 2_000;

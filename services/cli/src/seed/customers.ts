@@ -5,7 +5,10 @@ import { MINUTE_US } from "./time.ts";
 
 /** Email local parts are ASCII: "Zoë O'Brien" → "zoe.obrien". */
 function asciiLocalPart(text: string): string {
-  return text.normalize("NFD").replace(/[^A-Za-z]/g, "").toLowerCase();
+  return text
+    .normalize("NFD")
+    .replace(/[^A-Za-z]/g, "")
+    .toLowerCase();
 }
 
 /**

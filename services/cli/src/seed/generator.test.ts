@@ -19,8 +19,7 @@ function generate(overrides: Partial<SeedGeneratorOptions> = {}, batches = [400,
 
 /** Everything but ids (and the foreign keys that are ids). */
 function content(data: ReturnType<typeof generate>) {
-  const strip = (row: object) =>
-    Object.fromEntries(Object.entries(row).filter(([key]) => key !== "id" && !key.endsWith("Id")));
+  const strip = (row: object) => Object.fromEntries(Object.entries(row).filter(([key]) => key !== "id" && !key.endsWith("Id")));
   return {
     plans: data.plans.map(strip),
     customers: data.customers.map(strip),

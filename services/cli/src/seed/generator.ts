@@ -33,7 +33,12 @@ export interface SeedGenerator {
 }
 
 const STATUS_WEIGHTS: readonly (readonly [SubscriptionStatus, number])[] = [
-  ["ACTIVE", 55], ["TRIALING", 8], ["PAST_DUE", 7], ["PAUSED", 7], ["CANCELLED", 15], ["EXPIRED", 8],
+  ["ACTIVE", 55],
+  ["TRIALING", 8],
+  ["PAST_DUE", 7],
+  ["PAUSED", 7],
+  ["CANCELLED", 15],
+  ["EXPIRED", 8],
 ];
 const RETURNING_CUSTOMER_PROBABILITY = 0.2;
 const RECENT_CUSTOMERS = 1_000;
@@ -69,7 +74,8 @@ export function createSeedGenerator(options: SeedGeneratorOptions): SeedGenerato
     const batch: SeedBatch = { customers: [], subscriptions: [], charges: [], orders: [], lineItems: [] };
     for (let i = 0; i < count; i++) {
       // The first six of a run take every status once, so even a tiny seed has them all.
-      const status = generated < SUBSCRIPTION_STATUSES.length ? (SUBSCRIPTION_STATUSES[generated] as SubscriptionStatus) : context.random.weighted(STATUS_WEIGHTS);
+      const status =
+        generated < SUBSCRIPTION_STATUSES.length ? (SUBSCRIPTION_STATUSES[generated] as SubscriptionStatus) : context.random.weighted(STATUS_WEIGHTS);
       generated++;
       const plan = context.random.weighted(planChoices);
       // A returning customer is drawn from the recent ones of the whole run (not just this batch), so

@@ -24,12 +24,18 @@ export function generateOrder(context: SeedContext, plan: SeedPlan, charge: Char
   const createdAt = Math.min(charge.processedAt + randomMicros(context, MILLISECOND_US, 3 * SECOND_US), now);
   const status: OrderStatus =
     charge.status === "REFUNDED"
-      ? random.chance(0.7) ? "REFUNDED" : "CANCELLED"
+      ? random.chance(0.7)
+        ? "REFUNDED"
+        : "CANCELLED"
       : charge.status === "PARTIALLY_REFUNDED"
         ? "FULFILLED"
         : now - createdAt < 3 * DAY_US
-          ? random.chance(0.7) ? "PAID" : "FULFILLED"
-          : random.chance(0.97) ? "FULFILLED" : "PAID";
+          ? random.chance(0.7)
+            ? "PAID"
+            : "FULFILLED"
+          : random.chance(0.97)
+            ? "FULFILLED"
+            : "PAID";
   const updatedAt = status === "PAID" ? createdAt : Math.min(createdAt + randomMicros(context, HOUR_US, 5 * DAY_US), now);
 
   const totalMinor = charge.amountMinor;

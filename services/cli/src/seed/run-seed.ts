@@ -50,7 +50,15 @@ interface ExistingData {
 }
 
 async function readExistingData(client: pg.ClientBase, merchantId: string): Promise<ExistingData> {
-  const result = await client.query<{ merchant: boolean; customers: string; plans: string; subscriptions: string; charges: string; orders: string; max_number: string }>(
+  const result = await client.query<{
+    merchant: boolean;
+    customers: string;
+    plans: string;
+    subscriptions: string;
+    charges: string;
+    orders: string;
+    max_number: string;
+  }>(
     `SELECT EXISTS (SELECT 1 FROM merchants WHERE id = $1) AS merchant,
             (SELECT count(*) FROM customers WHERE merchant_id = $1)::text AS customers,
             (SELECT count(*) FROM plans WHERE merchant_id = $1)::text AS plans,

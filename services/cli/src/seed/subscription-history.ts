@@ -27,7 +27,11 @@ const FAILURE_CHOICES = FAILURES.map(([code, message, weight]) => [[code, messag
 
 type CycleOutcome = "SUCCEEDED" | "RETRIED" | "SKIPPED" | "REFUNDED" | "PARTIALLY_REFUNDED";
 const PAST_CYCLE_OUTCOMES: readonly (readonly [CycleOutcome, number])[] = [
-  ["SUCCEEDED", 78], ["RETRIED", 7], ["SKIPPED", 5], ["REFUNDED", 5], ["PARTIALLY_REFUNDED", 5],
+  ["SUCCEEDED", 78],
+  ["RETRIED", 7],
+  ["SKIPPED", 5],
+  ["REFUNDED", 5],
+  ["PARTIALLY_REFUNDED", 5],
 ];
 
 /**
@@ -105,7 +109,15 @@ export function generateSubscriptionHistory(context: SeedContext, input: Subscri
     const trialEndsAt = createdAt + trial;
     if (random.chance(0.3)) charge("PENDING", trialEndsAt, null, createdAt + randomMicros(context, 0, now - createdAt));
     return {
-      subscription: { ...base, trialEndsAt, nextChargeAt: trialEndsAt, currentPeriodStart: createdAt, currentPeriodEnd: trialEndsAt, createdAt, updatedAt: createdAt },
+      subscription: {
+        ...base,
+        trialEndsAt,
+        nextChargeAt: trialEndsAt,
+        currentPeriodStart: createdAt,
+        currentPeriodEnd: trialEndsAt,
+        createdAt,
+        updatedAt: createdAt,
+      },
       charges,
     };
   }
@@ -125,8 +137,14 @@ export function generateSubscriptionHistory(context: SeedContext, input: Subscri
     const cancelledAt = createdAt + randomMicros(context, HOUR_US, trial);
     return {
       subscription: {
-        ...base, trialEndsAt, cancelledAt, cancellationReason: random.weighted(CANCELLATION_REASONS),
-        currentPeriodStart: createdAt, currentPeriodEnd: anchor, createdAt, updatedAt: cancelledAt,
+        ...base,
+        trialEndsAt,
+        cancelledAt,
+        cancellationReason: random.weighted(CANCELLATION_REASONS),
+        currentPeriodStart: createdAt,
+        currentPeriodEnd: anchor,
+        createdAt,
+        updatedAt: cancelledAt,
       },
       charges,
     };
@@ -148,8 +166,7 @@ export function generateSubscriptionHistory(context: SeedContext, input: Subscri
   }
 
   const retryDelay = Math.min(2 * DAY_US, Math.floor(period / 4));
-  const processedAfter = (scheduledAt: number): number =>
-    Math.min(scheduledAt + randomMicros(context, 200_000, 90 * SECOND_US), cutoff);
+  const processedAfter = (scheduledAt: number): number => Math.min(scheduledAt + randomMicros(context, 200_000, 90 * SECOND_US), cutoff);
   for (let k = 0; k <= lastCycle; k++) {
     const scheduledAt = cycleStart(k);
     const isCurrent = k === lastCycle;

@@ -32,7 +32,10 @@ describe("delivery messages", () => {
       created_at: "2026-11-22 10:00:00+00",
     };
     expect(deliveryMessage(row)).toMatchObject({ resourceId: "ch_1", subscriptionId: "", version: 2n });
-    expect(deliveryMessage({ ...row, event_type: "subscription.updated", resource_id: "sub_1" })).toMatchObject({ resourceId: "sub_1", subscriptionId: "sub_1" });
+    expect(deliveryMessage({ ...row, event_type: "subscription.updated", resource_id: "sub_1" })).toMatchObject({
+      resourceId: "sub_1",
+      subscriptionId: "sub_1",
+    });
   });
 
   it("turns latency microseconds into a Duration and a missing status into 0", () => {

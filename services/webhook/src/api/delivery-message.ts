@@ -2,14 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { eventTypeOf } from "@subdata/events";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
-import {
-  type Attempt,
-  AttemptErrorClass,
-  AttemptSchema,
-  type Delivery,
-  DeliverySchema,
-  DeliveryStatus,
-} from "@subdata/proto/subdata/webhook/v1/delivery_pb";
+import { type Attempt, AttemptErrorClass, AttemptSchema, type Delivery, DeliverySchema, DeliveryStatus } from "@subdata/proto/subdata/webhook/v1/delivery_pb";
 import { pgTimestampToProto, pgTimestampToProtoOrUndefined } from "@subdata/runtime";
 import type { AttemptRow, DeliveryRow, DeliveryStatusText } from "./delivery-query-repository.ts";
 
@@ -50,7 +43,10 @@ export function deliveryMessage(row: DeliveryRow): Delivery {
  * same) as the enum; a class this build does not know is UNSPECIFIED rather than a failed list.
  */
 export function attemptErrorClassOf(text: string): AttemptErrorClass {
-  const name = text.toUpperCase().replace(/^ATTEMPT_ERROR_CLASS_/, "").replaceAll("-", "_");
+  const name = text
+    .toUpperCase()
+    .replace(/^ATTEMPT_ERROR_CLASS_/, "")
+    .replaceAll("-", "_");
   const value = (AttemptErrorClass as unknown as Record<string, number | undefined>)[name];
   return typeof value === "number" ? value : AttemptErrorClass.UNSPECIFIED;
 }

@@ -7,7 +7,20 @@ import {
   ResendEventResponseSchema,
   WebhookDeliveryService,
 } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
-import { cursorToPosition, invalidArgument, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, requireTimestampInRange, resolvePageSize, splitPage, timestampToDate, timestampToPgText } from "@subdata/runtime";
+import {
+  cursorToPosition,
+  invalidArgument,
+  notFound,
+  type PageTokenBinding,
+  type PageTokenCodec,
+  positionToCursor,
+  requireMerchantId,
+  requireTimestampInRange,
+  resolvePageSize,
+  splitPage,
+  timestampToDate,
+  timestampToPgText,
+} from "@subdata/runtime";
 import { attemptMessage, deliveryMessage, deliveryStatusFilter } from "./delivery-message.ts";
 import type { DeliveryQueryRepository } from "./delivery-query-repository.ts";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";

@@ -70,10 +70,7 @@ export function createEndpointRepository(db: Queryable): EndpointRepository {
     },
 
     async find(merchantId, id) {
-      const result = await db.query<EndpointRow>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2`, [
-        merchantId,
-        id,
-      ]);
+      const result = await db.query<EndpointRow>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2`, [merchantId, id]);
       return result.rows[0];
     },
 
@@ -111,15 +108,7 @@ export function createEndpointRepository(db: Queryable): EndpointRepository {
            WHERE d.endpoint_id = u.id AND d.merchant_id = $1 AND d.status = 'PENDING' AND u.status = 'DISABLED'
          )
          SELECT * FROM updated`,
-        [
-          merchantId,
-          id,
-          changes.url ?? null,
-          changes.description ?? null,
-          changes.eventTypes ?? null,
-          changes.status ?? null,
-          DISABLED_BY_MERCHANT,
-        ],
+        [merchantId, id, changes.url ?? null, changes.description ?? null, changes.eventTypes ?? null, changes.status ?? null, DISABLED_BY_MERCHANT],
       );
       return result.rows[0];
     },

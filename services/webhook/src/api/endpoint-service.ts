@@ -11,7 +11,19 @@ import {
   UpdateEndpointResponseSchema,
   WebhookEndpointService,
 } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { cursorToPosition, invalidArgument, newId, notFound, type PageTokenBinding, type PageTokenCodec, positionToCursor, requireMerchantId, requireNoNul, resolvePageSize, splitPage } from "@subdata/runtime";
+import {
+  cursorToPosition,
+  invalidArgument,
+  newId,
+  notFound,
+  type PageTokenBinding,
+  type PageTokenCodec,
+  positionToCursor,
+  requireMerchantId,
+  requireNoNul,
+  resolvePageSize,
+  splitPage,
+} from "@subdata/runtime";
 import type { DeliveryScheduleRepository } from "./delivery-schedule-repository.ts";
 import { endpointMessage, endpointStatusToDb } from "./endpoint-message.ts";
 import type { EndpointChanges, EndpointRepository, EndpointRow } from "./endpoint-repository.ts";

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { buildTestEvent } from "./test-event.ts";
 
+type WebhookBody = Record<string, unknown> & { data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> } };
+
 describe("test event", () => {
   const now = new Date("2026-11-22T10:00:00.123Z");
   const event = buildTestEvent("evt_0123456789abcdef0123456789abcdef", now);
-  const body = JSON.parse(event.body) as Record<string, any>;
+  const body = JSON.parse(event.body) as WebhookBody;
 
   it("is a subscription.updated body shaped like a real one, marked as a test", () => {
     expect(Object.keys(body)).toEqual(["id", "type", "timestamp", "data", "test"]);

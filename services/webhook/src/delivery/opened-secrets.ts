@@ -16,7 +16,7 @@ export function createOpenedSecrets(secretBox: SecretBox, maxEndpoints = 10_000)
   return {
     open(endpointId, sealed, previous) {
       const cached = opened.get(endpointId);
-      if (cached && cached.sealed.equals(sealed) && (cached.previous === null ? previous === null : previous !== null && cached.previous.equals(previous))) {
+      if (cached?.sealed.equals(sealed) && (cached.previous === null ? previous === null : previous !== null && cached.previous.equals(previous))) {
         return cached.secrets;
       }
       const secrets = [secretBox.open(sealed, endpointId)];

@@ -12,11 +12,7 @@ import type { AttemptResult } from "./deliver-webhook.ts";
  */
 
 /** What to do with the delivery after an attempt (see retry-schedule.ts and delivery-worker.ts). */
-export type DeliveryDecision =
-  | { kind: "succeeded" }
-  | { kind: "retry"; delayMs: number }
-  | { kind: "failed" }
-  | { kind: "gone" };
+export type DeliveryDecision = { kind: "succeeded" } | { kind: "retry"; delayMs: number } | { kind: "failed" } | { kind: "gone" };
 
 export interface FinishedAttempt {
   delivery: ClaimedDelivery;
@@ -150,7 +146,11 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
   }
 
   const finished = attempts.filter((x) => x.decision.kind === "succeeded" || x.decision.kind === "failed");
-  if (finished.length > 0) await releaseNextHeads(client, finished.map((x) => x.delivery));
+  if (finished.length > 0)
+    await releaseNextHeads(
+      client,
+      finished.map((x) => x.delivery),
+    );
   return disabled;
 }
 

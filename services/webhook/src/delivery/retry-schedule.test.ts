@@ -1,13 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  DEFAULT_RETRY_SCHEDULE,
-  nextAttempt,
-  parseDuration,
-  parseRetryAfter,
-  parseRetrySchedule,
-  RETRY_AFTER_MAX_MS,
-  withJitter,
-} from "./retry-schedule.ts";
+import { DEFAULT_RETRY_SCHEDULE, nextAttempt, parseDuration, parseRetryAfter, parseRetrySchedule, RETRY_AFTER_MAX_MS, withJitter } from "./retry-schedule.ts";
 
 describe("parseRetrySchedule", () => {
   it("reads the default: immediately, 5 s, 5 m, 30 m, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h", () => {

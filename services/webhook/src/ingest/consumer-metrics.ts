@@ -15,10 +15,7 @@ import { Counter, Gauge, type Registry } from "@subdata/runtime";
  * until the consumer acks past the hole. It counts every subject of the stream, which holds only what
  * the consumer's filter takes.
  */
-export function registerConsumerMetrics(
-  registry: Registry,
-  options: { nats: () => NatsConnection | undefined; stream: string; consumer: string },
-): void {
+export function registerConsumerMetrics(registry: Registry, options: { nats: () => NatsConnection | undefined; stream: string; consumer: string }): void {
   const errors = new Counter({
     name: "subdata_jetstream_consumer_info_errors_total",
     help: "Scrapes where the consumer's info could not be read",

@@ -229,7 +229,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
             logger.error({ err: error }, "storing an event batch threw; handing it back");
             dispositions = batch.map(() => ({ kind: "nak", delayMs: FALLBACK_NAK_MS }));
           }
-          batch.forEach((m, index) => settle(m, dispositions[index] ?? { kind: "nak", delayMs: FALLBACK_NAK_MS }));
+          for (const [index, m] of batch.entries()) settle(m, dispositions[index] ?? { kind: "nak", delayMs: FALLBACK_NAK_MS });
           const nak = dispositions.find((d) => d.kind === "nak");
           if (nak) {
             // Nothing newer may be stored before these: stop, hand back the rest too, rewind later.
@@ -364,7 +364,6 @@ function toConsumedMessage(m: JsMsg): ConsumedMessage {
   return { data: m.data, subject: m.subject, seq: m.seq, redelivered: m.redelivered, traceparent: m.headers?.get("traceparent") };
 }
 
-
 /**
  * Whether every subject `subjects` (a filter ending in ">") matches is matched by `filter` too; an empty
  * filter takes the whole stream.
@@ -383,10 +382,5 @@ export function subjectsWithin(subjects: string, filter: string): boolean {
 
 function isNotFound(error: unknown): boolean {
   const e = error as { code?: unknown; api_error?: { err_code?: number }; name?: string; message?: string };
-  return (
-    e.api_error?.err_code === 10014 ||
-    e.code === 10014 ||
-    e.name === "ConsumerNotFoundError" ||
-    /consumer not found/i.test(e.message ?? "")
-  );
+  return e.api_error?.err_code === 10014 || e.code === 10014 || e.name === "ConsumerNotFoundError" || /consumer not found/i.test(e.message ?? "");
 }

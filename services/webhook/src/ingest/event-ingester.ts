@@ -78,7 +78,10 @@ export function createEventIngester(deps: {
     } catch (error) {
       exportSpans(error);
       // The relay's trace ids join these log lines to the relay's.
-      const traceIds = stored.slice(0, 10).map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId).filter(Boolean);
+      const traceIds = stored
+        .slice(0, 10)
+        .map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId)
+        .filter(Boolean);
       deps.logger.warn({ err: error, ...range, traceIds }, "could not store event batch; it will be redelivered in order");
       for (const index of stored) dispositions[index] = { kind: "nak", delayMs: deps.storeRetryMs };
     }

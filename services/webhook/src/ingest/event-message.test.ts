@@ -92,7 +92,11 @@ describe("a consumed message, decoded by its subject", () => {
 
   it("reads a SubscriptionEvent on a subscription subject and a ChangeEvent on a charge or order subject", () => {
     const subscriptionMessage = toBinary(SubscriptionEventSchema, event(EventType.SUBSCRIPTION_CREATED));
-    expect(renderMessage("subdata.events.subscription.mer_1", subscriptionMessage)).toMatchObject({ id: "evt_1", resourceId: "sub_1", type: "subscription.created" });
+    expect(renderMessage("subdata.events.subscription.mer_1", subscriptionMessage)).toMatchObject({
+      id: "evt_1",
+      resourceId: "sub_1",
+      type: "subscription.created",
+    });
     const stored = renderMessage("subdata.events.charge.mer_1", toBinary(ChangeEventSchema, charge));
     expect(stored).toMatchObject({ id: "evt_3", resourceId: "ch_1", type: "charge.created", version: 1n, occurredAtExact: "2026-09-21T14:13:20.000005Z" });
     expect(JSON.parse(stored.body)).toMatchObject({ type: "charge.created", data: { object: { id: "ch_1", object: "charge" }, previous_attributes: {} } });

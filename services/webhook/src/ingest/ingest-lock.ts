@@ -87,10 +87,7 @@ export function createIngestLock(deps: { pool: Pool; logger: Logger; retryMs: nu
             connection = undefined;
             connection = await open();
           }
-          const { rows } = await connection.client.query<{ locked: boolean }>(
-            "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked",
-            [name],
-          );
+          const { rows } = await connection.client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked", [name]);
           if (rows[0]?.locked === true) return held(connection);
           if (!standingBy) logger.info({ lock: name }, "another replica is ingesting events; standing by");
           standingBy = true;
