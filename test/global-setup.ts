@@ -100,6 +100,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     auth: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.auth, rolePassword),
     webhook: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.webhook, rolePassword),
     maintain: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.maintain, rolePassword),
+    console: roleDatabaseUrl(adminDatabaseUrl, serviceRoles.console, rolePassword),
   });
   project.provide("templateDatabaseName", templateName);
   project.provide("natsUrl", natsUrl);

@@ -60,6 +60,7 @@ export function inventSecrets(): BenchSecrets {
     SUBDATA_AUTH_DB_PASSWORD: hex(),
     SUBDATA_WEBHOOK_DB_PASSWORD: hex(),
     SUBDATA_MAINTAIN_DB_PASSWORD: hex(),
+    SUBDATA_CONSOLE_DB_PASSWORD: hex(),
   };
   return {
     serviceToken: dev.SUBDATA_SERVICE_TOKEN,
@@ -141,7 +142,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const started = performance.now();
   await buildBundles({ repoRoot: options.repoRoot, extraEntries: BENCH_ENTRIES });
   options.say(`bundled the processes into dist/bin in ${Math.round(performance.now() - started)} ms`);
-  const ports = { gateway: await freePort(), query: await freePort(), auth: await freePort(), webhook: await freePort(), relayHealth: await freePort() };
+  const ports = {
+    gateway: await freePort(),
+    query: await freePort(),
+    auth: await freePort(),
+    webhook: await freePort(),
+    relayHealth: await freePort(),
+    console: 0,
+    consoleWeb: 0,
+  };
   const baselinePort = await freePort();
   const floorPort = await freePort();
   const config = {
@@ -152,7 +161,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ports,
     // Free ports: a bench stack must not clash with a dev stack or another run. The gateway's is known,
     // because the HTTP bench reads its metrics (gateway-steps.ts).
-    metricsPorts: { gateway: await freePort(), query: 0, auth: 0, webhook: 0, maintain: 0 },
+    metricsPorts: { gateway: await freePort(), query: 0, auth: 0, webhook: 0, maintain: 0, console: 0 },
     logLevel: options.logLevel,
     repoRoot: options.repoRoot,
   };
@@ -164,9 +173,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // The limiter still runs on every request; only its quota is out of the load generator's way.
     SUBDATA_RATE_LIMIT_QUOTA: "100000000",
   };
-  // The maintenance task is left out: its runs (partitions, purges, table figures) would land inside the measurements.
+  // The maintenance task is left out: its runs (partitions, purges, table figures) would land inside the
+  // measurements; the console serves people, not the measured paths.
   const table: ProcessSpec[] = buildProcessTable({ config, secrets: options.secrets.dev, roleUrls: options.roleUrls, natsUrl: options.natsUrl })
-    .filter((spec) => spec.name !== "maintain")
+    .filter((spec) => spec.name !== "maintain" && spec.name !== "console")
     .map((spec) => ({ ...spec, env: { ...spec.env, ...extra } }));
   table.unshift({
     name: "baseline",

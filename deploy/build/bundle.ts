@@ -23,6 +23,7 @@ export const BUNDLE_ENTRIES = {
   auth: "services/auth/src/main.ts",
   webhook: "services/webhook/src/main.ts",
   relay: "services/relay/src/main.ts",
+  console: "services/console/src/main.ts",
   subdata: "services/cli/src/main.ts",
 } as const satisfies Record<string, string>;
 

@@ -14,6 +14,7 @@ const secrets: DevSecrets = {
   SUBDATA_AUTH_DB_PASSWORD: "authpw00000000000000000000000000000",
   SUBDATA_WEBHOOK_DB_PASSWORD: "webhookpw000000000000000000000000000",
   SUBDATA_MAINTAIN_DB_PASSWORD: "maintainpw00000000000000000000000000",
+  SUBDATA_CONSOLE_DB_PASSWORD: "consolepw000000000000000000000000000",
 };
 const adminUrl = `postgres://postgres:${secrets.SUBDATA_POSTGRES_PASSWORD}@127.0.0.1:54329/subdata`;
 const roleUrls = {
@@ -21,6 +22,7 @@ const roleUrls = {
   auth: `postgres://subdata_auth:${secrets.SUBDATA_AUTH_DB_PASSWORD}@127.0.0.1:54329/subdata`,
   webhook: `postgres://subdata_webhook:${secrets.SUBDATA_WEBHOOK_DB_PASSWORD}@127.0.0.1:54329/subdata`,
   maintain: `postgres://subdata_maintain:${secrets.SUBDATA_MAINTAIN_DB_PASSWORD}@127.0.0.1:54329/subdata`,
+  console: `postgres://subdata_console:${secrets.SUBDATA_CONSOLE_DB_PASSWORD}@127.0.0.1:54329/subdata`,
 };
 const config = loadLocalConfig({}, "/repo");
 const table = buildProcessTable({ config, secrets, roleUrls, natsUrl: "nats://127.0.0.1:4222" });
@@ -87,9 +89,12 @@ describe("the process table", () => {
   });
 
   it("takes every port from the environment", () => {
-    const custom = loadLocalConfig({ QUERY_PORT: "9001", AUTH_PORT: "9002", WEBHOOK_PORT: "9003", RELAY_HEALTH_PORT: "9004", GATEWAY_PORT: "9000" }, "/repo");
+    const custom = loadLocalConfig(
+      { QUERY_PORT: "9001", AUTH_PORT: "9002", WEBHOOK_PORT: "9003", RELAY_HEALTH_PORT: "9004", GATEWAY_PORT: "9000", CONSOLE_PORT: "9005" },
+      "/repo",
+    );
     const ports = buildProcessTable({ config: custom, secrets, roleUrls, natsUrl: "nats://x:4222" }).map((spec) => spec.port);
-    expect(ports).toEqual([9001, 9002, 9003, 9004, 9000, undefined]);
+    expect(ports).toEqual([9001, 9002, 9003, 9004, 9000, 9005, undefined]);
   });
 });
 

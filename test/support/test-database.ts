@@ -13,7 +13,7 @@ export interface TestDatabase {
   /** Superuser connection (fixtures and assertions). */
   adminUrl: string;
   /** Each service role's connection to this database. */
-  roleUrls: { query: string; auth: string; webhook: string; maintain: string };
+  roleUrls: { query: string; auth: string; webhook: string; maintain: string; console: string };
   /** Drops the database; end every pool on it first. */
   drop(): Promise<void>;
 }
@@ -54,6 +54,7 @@ export async function createTestDatabase(tag: string): Promise<TestDatabase> {
       auth: withDatabase(roles.auth, name),
       webhook: withDatabase(roles.webhook, name),
       maintain: withDatabase(roles.maintain, name),
+      console: withDatabase(roles.console, name),
     },
     async drop() {
       // Sessions that are still closing are let go first: terminating one would surface as 57P01 on its client.

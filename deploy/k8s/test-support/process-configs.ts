@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { authConfigShape } from "@subdata/auth";
 import { maintainConfigShape } from "@subdata/cli";
+import { consoleConfigShape } from "@subdata/console";
 import { gatewayConfigShape } from "@subdata/gateway";
 import { queryConfigShape } from "@subdata/query";
 import { createLogger, spanExporterFromEnv } from "@subdata/runtime";
@@ -21,6 +22,7 @@ const shapes: Readonly<Record<Exclude<BundleName, "subdata">, ConfigShape>> = {
   webhook: webhookConfigShape,
   relay: relayConfigShape,
   gateway: gatewayConfigShape,
+  console: consoleConfigShape,
 };
 
 /** Each deployable's script as the image runs it (dist/bin/<name>.mjs), with its config shape (keys are the variable names). */

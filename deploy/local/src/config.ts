@@ -18,11 +18,15 @@ const localConfigShape = {
   WEBHOOK_PORT: env.port(8093),
   /** The outbox relay serves no RPC, only HTTP /healthz and /readyz. */
   RELAY_HEALTH_PORT: env.port(8094),
+  /** The console service: PortalSessionService (RPC) and the page (HTTP) on two ports. */
+  CONSOLE_PORT: env.port(8095),
+  CONSOLE_WEB_PORT: env.port(8081),
   /** Prometheus /metrics of each service (the relay serves it on its health port). 0 picks a free port. */
   GATEWAY_METRICS_PORT: env.port(9080),
   QUERY_METRICS_PORT: env.port(9091),
   AUTH_METRICS_PORT: env.port(9092),
   WEBHOOK_METRICS_PORT: env.port(9093),
+  CONSOLE_METRICS_PORT: env.port(9096),
   /** The maintenance task's /metrics (it runs `subdata maintain --every 1h`). */
   MAINTAIN_METRICS_PORT: env.port(9095),
   LOG_LEVEL: env.logLevel(),
@@ -34,8 +38,8 @@ export interface LocalConfig {
   /** Absolute. */
   dataDir: string;
   embeddedPostgresPort: number;
-  ports: { gateway: number; query: number; auth: number; webhook: number; relayHealth: number };
-  metricsPorts: { gateway: number; query: number; auth: number; webhook: number; maintain: number };
+  ports: { gateway: number; query: number; auth: number; webhook: number; relayHealth: number; console: number; consoleWeb: number };
+  metricsPorts: { gateway: number; query: number; auth: number; webhook: number; maintain: number; console: number };
   logLevel: string;
   /** The repository root: entry files and the default data dir are resolved from it. */
   repoRoot: string;
@@ -56,6 +60,8 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
       auth: config.AUTH_PORT,
       webhook: config.WEBHOOK_PORT,
       relayHealth: config.RELAY_HEALTH_PORT,
+      console: config.CONSOLE_PORT,
+      consoleWeb: config.CONSOLE_WEB_PORT,
     },
     metricsPorts: {
       gateway: config.GATEWAY_METRICS_PORT,
@@ -63,6 +69,7 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
       auth: config.AUTH_METRICS_PORT,
       webhook: config.WEBHOOK_METRICS_PORT,
       maintain: config.MAINTAIN_METRICS_PORT,
+      console: config.CONSOLE_METRICS_PORT,
     },
     logLevel: config.LOG_LEVEL,
     repoRoot,

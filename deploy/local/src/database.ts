@@ -9,6 +9,7 @@ const rolePasswords: Record<ServiceName, keyof DevSecrets> = {
   auth: "SUBDATA_AUTH_DB_PASSWORD",
   webhook: "SUBDATA_WEBHOOK_DB_PASSWORD",
   maintain: "SUBDATA_MAINTAIN_DB_PASSWORD",
+  console: "SUBDATA_CONSOLE_DB_PASSWORD",
 };
 
 /**

@@ -17,6 +17,7 @@ export interface DevSecrets {
   SUBDATA_AUTH_DB_PASSWORD: string;
   SUBDATA_WEBHOOK_DB_PASSWORD: string;
   SUBDATA_MAINTAIN_DB_PASSWORD: string;
+  SUBDATA_CONSOLE_DB_PASSWORD: string;
 }
 
 const generators: { [K in keyof DevSecrets]: () => string } = {
@@ -29,6 +30,7 @@ const generators: { [K in keyof DevSecrets]: () => string } = {
   SUBDATA_AUTH_DB_PASSWORD: () => randomBytes(18).toString("hex"),
   SUBDATA_WEBHOOK_DB_PASSWORD: () => randomBytes(18).toString("hex"),
   SUBDATA_MAINTAIN_DB_PASSWORD: () => randomBytes(18).toString("hex"),
+  SUBDATA_CONSOLE_DB_PASSWORD: () => randomBytes(18).toString("hex"),
 };
 
 export const devSecretNames = Object.keys(generators) as Array<keyof DevSecrets>;

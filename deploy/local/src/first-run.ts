@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
+import { PortalSessionService } from "@subdata/proto/subdata/console/v1/portal_session_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
 import { merchantExists } from "./database.ts";
 import { formatLogLine, prefixLines } from "./log-line.ts";
@@ -94,6 +95,37 @@ export async function createDemoKey(options: DemoKeyOptions): Promise<void> {
     options.print(`  curl -s -H "Authorization: Bearer ${response.key}" "${options.gatewayUrl}/api/v1/subscriptions?limit=2"`);
   } catch (error) {
     options.say(`demo key: could not create one (${(error as Error).message}); the next start tries again`);
+  } finally {
+    close();
+  }
+}
+
+export interface DemoConsoleOptions {
+  consoleUrl: string;
+  serviceToken: string;
+  print(line: string): void;
+  say(line: string): void;
+}
+
+/**
+ * Mints a portal session for the demo merchant, as the app would, and prints its one-time URL: every
+ * start, since a link works once and for a few minutes.
+ */
+export async function printDemoConsoleLink(options: DemoConsoleOptions): Promise<void> {
+  const { transport, close } = createServiceTransport({ baseUrl: options.consoleUrl, serviceToken: options.serviceToken });
+  try {
+    const created = await createClient(PortalSessionService, transport).createPortalSession({
+      merchantId: DEMO_MERCHANT_ID,
+      userId: "developer",
+      userName: "Developer (npm start)",
+    });
+    options.print("");
+    options.print(
+      `API & integrations page for ${DEMO_MERCHANT_ID} (one-time link, open it within 5 minutes; \`npx subdata console open --merchant ${DEMO_MERCHANT_ID}\` for another):`,
+    );
+    options.print(`  ${created.url}`);
+  } catch (error) {
+    options.say(`console link: could not mint one (${(error as Error).message}); run \`npx subdata console open --merchant ${DEMO_MERCHANT_ID}\``);
   } finally {
     close();
   }

@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError } from "@subdata/runtime";
 import { loadLocalConfig } from "./config.ts";
-import { prepareDatabase } from "./database.ts";
+import { merchantExists, prepareDatabase } from "./database.ts";
 import { loadDevSecrets, saveDevEnv } from "./dev-secrets.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
-import { createDemoKey, seedDemoMerchant } from "./first-run.ts";
+import { createDemoKey, printDemoConsoleLink, seedDemoMerchant } from "./first-run.ts";
 import { prefixLines } from "./log-line.ts";
 import type { ManagedProcess } from "./managed-process.ts";
 import { ensureNats, natsHelp } from "./nats.ts";
@@ -122,6 +122,7 @@ async function main(): Promise<void> {
     SUBDATA_AUTH_URL: urls.authUrl,
     SUBDATA_WEBHOOK_URL: urls.webhookUrl,
     SUBDATA_GATEWAY_URL: urls.gatewayUrl,
+    SUBDATA_CONSOLE_URL: urls.consoleUrl,
   };
   saveDevEnv(devEnvPath, secrets, endpoints);
   if (shuttingDown) return;
@@ -171,6 +172,9 @@ async function main(): Promise<void> {
       print,
       say,
     });
+  }
+  if (running.some((service) => service.spec.name === "console") && (await merchantExists(adminUrl, "mer_demo"))) {
+    await printDemoConsoleLink({ consoleUrl: urls.consoleUrl, serviceToken: secrets.SUBDATA_SERVICE_TOKEN, print, say });
   }
   print("");
   for (const line of renderSummary({

@@ -25,6 +25,9 @@ export interface StackUrls {
   authUrl: string;
   webhookUrl: string;
   gatewayUrl: string;
+  consoleUrl: string;
+  /** Where browsers open the page (SUBDATA_CONSOLE_PUBLIC_URL). */
+  consolePublicUrl: string;
 }
 
 const HOST = "127.0.0.1";
@@ -35,6 +38,8 @@ export function stackUrls(config: LocalConfig): StackUrls {
     authUrl: `http://${HOST}:${config.ports.auth}`,
     webhookUrl: `http://${HOST}:${config.ports.webhook}`,
     gatewayUrl: `http://${HOST}:${config.ports.gateway}`,
+    consoleUrl: `http://${HOST}:${config.ports.console}`,
+    consolePublicUrl: `http://${HOST}:${config.ports.consoleWeb}/console`,
   };
 }
 
@@ -120,6 +125,21 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       needsNats: false,
       // No shutdown pause locally: nothing balances load here, and Ctrl-C should be quick.
       env: { ...common(config.ports.gateway), METRICS_PORT: String(config.metricsPorts.gateway), SUBDATA_SHUTDOWN_DELAY_MS: "0" },
+    },
+    {
+      name: "console",
+      entry: "services/console/src/main.ts",
+      port: config.ports.console,
+      readiness: { kind: "grpc-health" },
+      needsNats: false,
+      env: {
+        ...common(config.ports.console),
+        METRICS_PORT: String(config.metricsPorts.console),
+        DATABASE_URL: roleUrls.console,
+        SUBDATA_CONSOLE_WEB_PORT: String(config.ports.consoleWeb),
+        // Plain http on loopback: the cookie cannot be Secure here (it is whenever this URL is https).
+        SUBDATA_CONSOLE_PUBLIC_URL: urls.consolePublicUrl,
+      },
     },
     {
       // The retention task on a timer: Kubernetes runs the same command as an hourly CronJob.

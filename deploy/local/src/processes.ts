@@ -42,6 +42,7 @@ const portVariables: Record<string, string> = {
   webhook: "WEBHOOK_PORT",
   relay: "RELAY_HEALTH_PORT",
   gateway: "GATEWAY_PORT",
+  console: "CONSOLE_PORT",
 };
 
 /**

@@ -29,6 +29,7 @@ const describe: Record<string, (url: string) => string> = {
   auth: (url) => `${url}  (Connect RPC, h2c)`,
   webhook: (url) => `${url}  (Connect RPC, h2c)`,
   relay: (url) => `${url}/readyz  (health only: the outbox relay serves no RPC)`,
+  console: (url) => `${url}  (Connect RPC, h2c: portal sessions for the app)`,
 };
 
 /** Processes that serve nothing on a port of their own. */

@@ -1,6 +1,7 @@
 import type { RegisterCommands } from "./cli-context.ts";
 import { registerAuditCommands } from "./commands/audit.ts";
 import { registerChargesCommands } from "./commands/charges.ts";
+import { registerConsoleCommands } from "./commands/console.ts";
 import { registerKeysCommands } from "./commands/keys.ts";
 import { registerMaintainCommand } from "./commands/maintain.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
@@ -20,6 +21,7 @@ export const commandModules: readonly RegisterCommands[] = [
   registerKeysCommands,
   registerWebhooksCommands,
   registerAuditCommands,
+  registerConsoleCommands,
   registerMirrorCommand,
   registerMaintainCommand,
 ];

@@ -1,0 +1,278 @@
+import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createFixtures } from "../support/fixtures.ts";
+import { waitFor } from "../support/wait-for.ts";
+import { type Receiver, startReceiver } from "../webhook-delivery/support/receiver.ts";
+import { ARTIFACTS, launchChromium, seriousViolations } from "./browser.ts";
+import { type ConsoleStack, startConsoleStack } from "./console-stack.ts";
+
+/**
+ * The console page in a real browser (Debian's chromium through playwright-core) against the real stack:
+ * a session minted over RPC, keys created and revoked and used against /api/v1, an endpoint registered
+ * at a local receiver, a subscription changed in Postgres and its delivery seen with its attempt, the
+ * secret rotated, a range replayed, the audit log read and exported; expired, revoked and foreign
+ * sessions refused; axe-core on every screen; a screenshot of each.
+ */
+describe("the API & integrations page in a browser", () => {
+  let stack: ConsoleStack;
+  let browser: Browser;
+  let receiver: Receiver;
+  let merchantId: string;
+  let otherMerchantId: string;
+  let subscriptionId: string;
+  const cspViolations: string[] = [];
+
+  beforeAll(async () => {
+    [stack, browser, receiver] = await Promise.all([startConsoleStack(), launchChromium(), startReceiver()]);
+    const fixtures = createFixtures(stack.admin);
+    merchantId = await fixtures.merchant();
+    otherMerchantId = await fixtures.merchant();
+    subscriptionId = (await fixtures.subscription({ merchantId, status: "ACTIVE" })).id;
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await stack?.close();
+  });
+
+  async function openSession(options: { merchant?: string; ttlSeconds?: number } = {}) {
+    const created = await stack.portalSessions.createPortalSession({
+      merchantId: options.merchant ?? merchantId,
+      userId: "usr_42",
+      userName: "Ada Lovelace",
+      ttl: options.ttlSeconds ? create(DurationSchema, { seconds: BigInt(options.ttlSeconds) }) : undefined,
+    });
+    return { url: created.url, id: created.portalSession!.id };
+  }
+
+  async function signedIn(options: { viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; page: Page; sessionId: string }> {
+    const { url, id } = await openSession();
+    const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    await page.goto(url);
+    await page.waitForURL(`${stack.consoleUrl}/keys`);
+    return { context, page, sessionId: id };
+  }
+
+  /** Waits until an element of `locator` contains `text` (the page is server-rendered: once loaded, it is there). */
+  async function shows(locator: Locator, text: string | RegExp) {
+    await locator.filter({ hasText: text }).first().waitFor({ timeout: 15_000 });
+  }
+
+  async function check(page: Page, name: string) {
+    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
+  }
+
+  it("opens from a one-time link with a Strict, HttpOnly cookie, and the link works only once", async () => {
+    const { url } = await openSession();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForURL(`${stack.consoleUrl}/keys`);
+    expect(page.url()).not.toContain("token");
+    await shows(page.locator("header"), "Ada Lovelace");
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: "subdata_console", httpOnly: true, sameSite: "Strict", path: "/console" });
+    const csp = (await context.request.get(`${stack.consoleUrl}/keys`)).headers()["content-security-policy"];
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+
+    const again = await (await browser.newContext()).newPage();
+    const response = await again.goto(url);
+    expect(response?.status()).toBe(401);
+    await shows(again.locator("h1"), "This link cannot be used");
+    await context.close();
+  });
+
+  it("creates a key shown once, which reads /api/v1; a resubmitted form creates nothing; revoked, it gets 401", async () => {
+    const { context, page } = await signedIn();
+    await check(page, "keys");
+    await page.getByLabel("Name").fill("warehouse sync");
+    await page.getByLabel("Expires").selectOption("30d");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await shows(page.locator("h1"), "API key created");
+    await shows(page.getByRole("alert"), "shown only this once");
+    await page.getByRole("button", { name: "Copy" }).waitFor({ state: "visible" });
+    const key = await page.locator("#new-key").inputValue();
+    expect(key).toMatch(/^sds_/);
+    await check(page, "key-created");
+
+    const read = await fetch(`${stack.gatewayUrl}/api/v1/subscriptions?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    expect(read.status).toBe(200);
+
+    // The same form sent twice (a reload of the result, a double click): one key, and a clear notice.
+    await page.goto(`${stack.consoleUrl}/keys`);
+    await page.getByLabel("Name").fill("only once");
+    const fields = {
+      _csrf: await page.locator('form[action="/console/keys"] input[name="_csrf"]').inputValue(),
+      _idem: await page.locator('form[action="/console/keys"] input[name="_idem"]').inputValue(),
+      name: "only once",
+      expires: "never",
+    };
+    const first = await context.request.post(`${stack.consoleUrl}/keys`, { form: fields });
+    const second = await context.request.post(`${stack.consoleUrl}/keys`, { form: fields });
+    expect(first.status()).toBe(201);
+    expect(await second.text()).toContain("already done");
+    await page.goto(`${stack.consoleUrl}/keys`);
+    expect(await page.locator("tbody tr", { hasText: "only once" }).count()).toBe(1);
+
+    // A form without the session's token is refused.
+    const forged = await context.request.post(`${stack.consoleUrl}/keys`, { form: { ...fields, _csrf: "forged", _idem: "abcdefghijklmnopqrstuv" } });
+    expect(forged.status()).toBe(403);
+
+    // Invalid input: the form again, with a message, nothing created.
+    await page.getByLabel("Name").fill("");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await shows(page.locator("#key-error"), "Give the key a name");
+
+    await page
+      .locator("tbody tr", { hasText: "warehouse sync" })
+      .getByRole("link", { name: /Revoke/ })
+      .click();
+    await shows(page.locator("h1"), "Revoke this API key?");
+    await check(page, "key-revoke-confirm");
+    await page.getByRole("button", { name: "Revoke key" }).click();
+    await shows(page.getByRole("status").first(), "The key was revoked");
+    await shows(page.locator("tbody tr", { hasText: "warehouse sync" }), "revoked");
+    await waitFor("the revoked key to be refused", async () => {
+      const response = await fetch(`${stack.gatewayUrl}/api/v1/subscriptions?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+      return response.status === 401;
+    });
+    await context.close();
+  });
+
+  it("registers an endpoint, shows a subscription change's delivery and attempt, rotates the secret and replays", async () => {
+    const { page, context } = await signedIn();
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await check(page, "webhooks");
+    await page.getByLabel("URL", { exact: true }).fill("ftp://example.com/hooks");
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await page.locator("#endpoint-error").waitFor({ state: "visible" });
+
+    await page.getByLabel("URL", { exact: true }).fill(`${receiver.origin}/hooks`);
+    await page.getByLabel("subscription.updated").check();
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await shows(page.locator("h1"), "Endpoint added");
+    const secret = await page.locator("#new-secret").inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await check(page, "endpoint-created");
+    await page.getByRole("link", { name: /go to the endpoint/ }).click();
+    const endpointPath = new URL(page.url()).pathname;
+
+    await stack.admin.query("UPDATE subscriptions SET status = 'PAUSED', paused_at = now() WHERE id = $1", [subscriptionId]);
+    await waitFor("the receiver to get the event", () => receiver.requests.length >= 1);
+    await waitFor("the delivery to show as succeeded", async () => {
+      await page.reload();
+      return (await page.locator("tbody tr", { hasText: "subscription.updated" }).filter({ hasText: "succeeded" }).count()) === 1;
+    });
+    await check(page, "endpoint");
+    await page.locator("tbody tr", { hasText: "subscription.updated" }).getByRole("link").first().click();
+    await shows(page.locator("h1"), "Delivery attempts");
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await shows(page.locator("tbody tr"), "200");
+    await shows(page.locator("tbody tr"), " ms");
+    await check(page, "delivery-attempts");
+
+    await page.goto(`${stack.consoleUrl.replace(/\/console$/, "")}${endpointPath}`);
+    await page.getByLabel("Grace period").selectOption("1h");
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    await shows(page.locator("h1"), "Signing secret rotated");
+    const rotated = await page.locator("#new-secret").inputValue();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    await check(page, "secret-rotated");
+
+    await page.goto(`${stack.consoleUrl.replace(/\/console$/, "")}${endpointPath}`);
+    const before = receiver.requests.length;
+    await page.getByRole("button", { name: "Replay" }).click();
+    await shows(page.getByRole("status").first(), "1 delivery was scheduled again");
+    await waitFor("the replayed event to arrive", () => receiver.requests.length > before);
+    expect(receiver.requests.at(-1)!.headers["webhook-id"]).toBe(receiver.requests[0]!.headers["webhook-id"]);
+
+    await page.getByRole("button", { name: "Send a test event" }).click();
+    await shows(page.getByRole("status").first(), "A test event was sent");
+    await page.getByRole("button", { name: "Disable" }).click();
+    await shows(page.locator("#summary-title + p"), "disabled");
+    await page.getByRole("button", { name: "Enable" }).click();
+    await shows(page.locator("#summary-title + p"), "enabled");
+    await context.close();
+  });
+
+  it("shows the audit log with a key filter, exports it as CSV, and lists the changes made with their user", async () => {
+    const { page, context } = await signedIn();
+    await page.getByLabel("Name").fill("audited");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = await page.locator("#new-key").inputValue();
+    expect((await fetch(`${stack.gatewayUrl}/api/v1/subscriptions?limit=2`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+
+    await page.goto(`${stack.consoleUrl}/audit`);
+    const keyOption = await page.locator("#audit-key option", { hasText: "audited" }).getAttribute("value");
+    await page.getByLabel("API key").selectOption(keyOption!);
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/key=key_/);
+    expect(await page.locator("table").first().locator("tbody tr").count()).toBe(1);
+    await shows(page.locator("table").first(), "/v1/subscriptions");
+    await shows(page.locator("table").nth(1), "Ada Lovelace");
+    await shows(page.locator("table").nth(1), "api_key.create");
+    await check(page, "audit");
+
+    const csv = await context.request.get(`${stack.consoleUrl}/audit.csv?${new URL(page.url()).searchParams.toString()}`);
+    expect(csv.headers()["content-type"]).toContain("text/csv");
+    const lines = (await csv.text()).trim().split("\r\n");
+    expect(lines[0]).toBe("id,occurred_at,api_key_id,request_id,method,route,query,status,result_count,latency_ms,client_ip,user_agent");
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain("/v1/subscriptions");
+
+    const { rows } = await stack.admin.query<{ user_id: string; user_name: string; status: string }>(
+      "SELECT user_id, user_name, status FROM console_changes WHERE merchant_id = $1 AND action = 'api_key.create'",
+      [merchantId],
+    );
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    expect(rows.every((row) => row.user_id === "usr_42" && row.user_name === "Ada Lovelace")).toBe(true);
+    await context.close();
+  });
+
+  it("is usable at phone width: nothing overflows the screen", async () => {
+    const { page, context } = await signedIn({ viewport: { width: 390, height: 844 } });
+    await page.screenshot({ path: join(ARTIFACTS, "keys-phone.png"), fullPage: true });
+    const overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    expect(overflow).toBe(0);
+    await page.getByRole("button", { name: "Create key" }).waitFor({ state: "visible" });
+    await context.close();
+  });
+
+  it("refuses another merchant's endpoint, an expired session and a revoked one", async () => {
+    const foreign = await stack.endpoints.createEndpoint({ merchantId: otherMerchantId, url: `${receiver.origin}/other` });
+    const { page, context, sessionId } = await signedIn();
+    const response = await page.goto(`${stack.consoleUrl}/webhooks/${foreign.endpoint!.id}`);
+    expect(response?.status()).toBe(404);
+    expect(await page.locator("body").textContent()).not.toContain(`${receiver.origin}/other`);
+    await check(page, "not-found");
+
+    await stack.portalSessions.revokePortalSession({ merchantId, portalSessionId: sessionId });
+    const revoked = await page.goto(`${stack.consoleUrl}/keys`);
+    expect(revoked?.status()).toBe(401);
+    await shows(page.locator("h1"), "Your session has ended");
+    await check(page, "session-ended");
+    await context.close();
+
+    const expiring = await signedIn();
+    await stack.admin.query("UPDATE portal_sessions SET expires_at = now() - interval '1 second', created_at = now() - interval '1 hour' WHERE id = $1", [
+      expiring.sessionId,
+    ]);
+    const expired = await expiring.page.goto(`${stack.consoleUrl}/keys`);
+    expect(expired?.status()).toBe(401);
+    await expiring.context.close();
+
+    await expect(stack.portalSessions.revokePortalSession({ merchantId: otherMerchantId, portalSessionId: sessionId })).rejects.toThrow(/not found/);
+    expect(cspViolations).toEqual([]);
+  });
+});
