@@ -136,6 +136,7 @@ describe("deploy/docker/Dockerfile", () => {
       "proto",
       "services/auth",
       "services/cli",
+      "services/console",
       "services/db",
       "services/events",
       "services/query",
@@ -304,9 +305,10 @@ describe("deploy/compose.yaml", () => {
     expect(read("deploy/.gitignore")).toMatch(/^\.env$/m);
   });
 
-  it("publishes only the gateway, on loopback port 8080", () => {
+  it("publishes only the two browser- and integrator-facing edges, on loopback: the gateway on 8080, the console page on 8081", () => {
     const published = Object.entries(services).filter(([, service]) => (service.ports ?? []).length > 0);
-    expect(published.map(([name]) => name)).toEqual(["gateway"]);
+    expect(published.map(([name]) => name).sort()).toEqual(["console", "gateway"]);
     expect(services.gateway!.ports).toEqual(["127.0.0.1:8080:8080"]);
+    expect(services.console!.ports).toEqual(["127.0.0.1:8081:8081"]);
   });
 });

@@ -75,6 +75,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
         SUBDATA_QUERY_DB_PASSWORD: decodeURIComponent(new URL(roles.query).password),
         SUBDATA_AUTH_DB_PASSWORD: decodeURIComponent(new URL(roles.auth).password),
         SUBDATA_WEBHOOK_DB_PASSWORD: decodeURIComponent(new URL(roles.webhook).password),
+        SUBDATA_CONSOLE_DB_PASSWORD: decodeURIComponent(new URL(roles.console).password),
       },
       [],
     );
@@ -96,6 +97,9 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
       WEBHOOK_PORT: await freePort(),
       RELAY_HEALTH_PORT: await freePort(),
       GATEWAY_PORT: await freePort(),
+      CONSOLE_PORT: await freePort(),
+      CONSOLE_WEB_PORT: await freePort(),
+      CONSOLE_METRICS_PORT: "0",
       GATEWAY_METRICS_PORT: "0",
       QUERY_METRICS_PORT: "0",
       AUTH_METRICS_PORT: "0",
@@ -171,9 +175,18 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
     // Nothing of the test run's own set-up: the launcher's defaults, as on a newcomer's machine.
     delete env.DATABASE_URL;
     delete env.SUBDATA_DATA_DIR;
-    for (const name of ["EMBEDDED_POSTGRES_PORT", "QUERY_PORT", "AUTH_PORT", "WEBHOOK_PORT", "RELAY_HEALTH_PORT", "GATEWAY_PORT"])
+    for (const name of [
+      "EMBEDDED_POSTGRES_PORT",
+      "QUERY_PORT",
+      "AUTH_PORT",
+      "WEBHOOK_PORT",
+      "RELAY_HEALTH_PORT",
+      "GATEWAY_PORT",
+      "CONSOLE_PORT",
+      "CONSOLE_WEB_PORT",
+    ])
       env[name] = String(await freePort());
-    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT"]) env[name] = "0";
+    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT", "CONSOLE_METRICS_PORT"]) env[name] = "0";
     return env;
   }
 
@@ -202,6 +215,13 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
     const response = await fetch(`http://127.0.0.1:${env.GATEWAY_PORT}/api/v1/subscriptions?limit=2`, { headers: { authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(2);
+
+    // The one-time link to the demo merchant's API & integrations page opens it (sets the session cookie).
+    const link = /(http:\/\/127\.0\.0\.1:\d+\/console\/open\?token=\S+)/.exec(output)?.[1];
+    expect(link, output).toContain(`:${env.CONSOLE_WEB_PORT}/console/open?token=`);
+    const opened = await fetch(link!, { redirect: "manual" });
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get("set-cookie")).toMatch(/^subdata_console=[^;]+; Path=\/console; Max-Age=\d+; HttpOnly; SameSite=Strict$/);
 
     expect(await stopLauncher(run), run.output()).toBe(0);
   });

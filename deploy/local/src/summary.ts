@@ -49,6 +49,8 @@ export function renderSummary(input: SummaryInput): string[] {
     const url = `http://127.0.0.1:${spec.port}`;
     lines.push(row(spec.name, spec.port === undefined ? (describeUnbound[spec.name] ?? "running") : (describe[spec.name]?.(url) ?? url)));
   }
+  const page = input.running.find(({ spec }) => spec.name === "console")?.spec.env.SUBDATA_CONSOLE_PUBLIC_URL;
+  if (page) lines.push(row("page", `${page}  (the merchant's API & integrations page; \`npx subdata console open --merchant M\` mints a link)`));
   for (const { spec, reason } of input.skipped) lines.push(row(spec.name, `skipped: ${reason}`));
   const postgres = withoutPassword(input.databaseUrl);
   const link = join(input.dataDir, "postgres");
