@@ -168,7 +168,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
         .map((pid) => readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0"));
       const scripts = commandLines.map((args) => args.find((arg) => arg.endsWith(".mjs") || arg.endsWith(".ts")));
       // The services and the maintenance timer: each a bundle of this build, none through tsx.
-      for (const name of ["query", "auth", "webhook", "relay", "gateway", "subdata"]) expect(scripts, name).toContain(bundles[name]);
+      for (const name of ["query", "auth", "webhook", "relay", "gateway", "console", "subdata"]) expect(scripts, name).toContain(bundles[name]);
       expect(commandLines.filter((args) => args.includes("tsx"))).toEqual([]);
       const dev = readFileSync(join(dataDir, "dev.env"), "utf8");
       const token = /^SUBDATA_SERVICE_TOKEN=(.+)$/m.exec(dev)?.[1] ?? "";
