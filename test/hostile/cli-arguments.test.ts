@@ -9,6 +9,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type AuthHarness, startAuthService } from "../auth/auth-harness.ts";
 import { emptyDirectory, runCli as spawnCli } from "../cli/run-cli.ts";
+import { type RunningConsoleServer, startConsoleServer } from "../console/console-server.ts";
 import { adminPool, fixturesOf, type RunningWebhookServer, startWebhookServer } from "../webhook-api/webhook-server.ts";
 import { hostileText } from "./hostile-text.ts";
 
@@ -658,8 +659,8 @@ interface CommandCase {
   path: readonly string[];
   positionals?: ReadonlyArray<{ name: string; value: () => string; mentions: RegExp }>;
   options?: Readonly<Record<string, { value: () => string; mentions: RegExp }>>;
-  /** Which settings the command reads: the auth or the webhook service, or the database. */
-  uses: "auth" | "webhook" | "database";
+  /** Which settings the command reads: the auth, webhook or console service, or the database. */
+  uses: "auth" | "webhook" | "console" | "database";
   /** Whether the command writes, so a refusal must leave the rows as they were. */
   writes: boolean;
 }
@@ -668,6 +669,7 @@ describe("hostile arguments and options at the subdata CLI", () => {
   let db: pg.Pool;
   let auth: AuthHarness;
   let webhook: RunningWebhookServer;
+  let consoleServer: RunningConsoleServer;
   let cwd = "";
   let merchantId = "";
   let subscriptionId = "";
@@ -687,7 +689,9 @@ describe("hostile arguments and options at the subdata CLI", () => {
       ? { SUBDATA_AUTH_URL: auth.baseUrl, SUBDATA_SERVICE_TOKEN: auth.serviceToken }
       : uses === "webhook"
         ? { SUBDATA_WEBHOOK_URL: webhook.baseUrl, SUBDATA_SERVICE_TOKEN: webhook.serviceToken }
-        : { DATABASE_URL: inject("adminDatabaseUrl") };
+        : uses === "console"
+          ? { SUBDATA_CONSOLE_URL: consoleServer.baseUrl, SUBDATA_SERVICE_TOKEN: consoleServer.serviceToken }
+          : { DATABASE_URL: inject("adminDatabaseUrl") };
 
   const merchant = { value: () => merchantId, mentions: /merchant/ };
   // A wrong merchant makes its objects invisible: "endpoint not found", exactly like an unknown id.
@@ -785,6 +789,17 @@ describe("hostile arguments and options at the subdata CLI", () => {
       writes: true,
     },
     {
+      path: ["console", "open"],
+      options: {
+        merchant,
+        user: { value: () => "usr_42", mentions: /--user\b|user_id/ },
+        "user-name": { value: () => "Ada Lovelace", mentions: /--user-name|user_name/ },
+        ttl: { value: () => "30m", mentions: /--ttl/ },
+      },
+      uses: "console",
+      writes: true,
+    },
+    {
       path: ["audit", "list"],
       options: { merchant, key: { value: () => apiKeyId, mentions: /--key|api_key_id/ }, limit: { value: () => "50", mentions: /--limit/ } },
       uses: "auth",
@@ -870,6 +885,7 @@ describe("hostile arguments and options at the subdata CLI", () => {
       "webhook_endpoints",
       "webhook_events",
       "webhook_deliveries",
+      "portal_sessions",
     ];
     const { rows } = await db.query<{ rows: string }>(
       `SELECT concat_ws('|', (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM merchants t WHERE id = ANY($1)),
@@ -882,7 +898,7 @@ describe("hostile arguments and options at the subdata CLI", () => {
   beforeAll(async () => {
     db = adminPool();
     cwd = emptyDirectory();
-    [auth, webhook] = await Promise.all([startAuthService(), startWebhookServer({ allowPrivate: true })]);
+    [auth, webhook, consoleServer] = await Promise.all([startAuthService(), startWebhookServer({ allowPrivate: true }), startConsoleServer()]);
     const fixtures = fixturesOf(db);
     merchantId = await fixtures.merchant();
     subscriptionId = (await fixtures.subscription({ merchantId })).id;
@@ -898,6 +914,7 @@ describe("hostile arguments and options at the subdata CLI", () => {
 
   afterAll(async () => {
     await auth?.close();
+    await consoleServer?.close();
     await webhook?.stop();
     await db?.end();
   });
