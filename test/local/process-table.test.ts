@@ -40,6 +40,7 @@ describe("the process table", () => {
       { name: "webhook", entry: "services/webhook/src/main.ts", port: 8093 },
       { name: "relay", entry: "services/relay/src/main.ts", port: 8094 },
       { name: "gateway", entry: "gateway/src/main.ts", port: 8080 },
+      { name: "console", entry: "services/console/src/main.ts", port: 8095 },
       { name: "maintain", entry: "services/cli/src/main.ts", port: undefined },
     ]);
   });
@@ -49,6 +50,13 @@ describe("the process table", () => {
     expect(maintain.args).toEqual(["maintain", "--every", "1h", "--metrics-port", "9095"]);
     expect(maintain.env).toEqual({ HOST: "127.0.0.1", LOG_LEVEL: "info", DATABASE_URL: roleUrls.maintain });
     expect(maintain.readiness).toEqual({ kind: "none" });
+  });
+
+  it("runs the console with its own role, its page on 8081 under a plain-http public URL (no Secure cookie locally)", () => {
+    const console = byName("console");
+    expect(console.env.DATABASE_URL).toBe(roleUrls.console);
+    expect(console.env.SUBDATA_CONSOLE_WEB_PORT).toBe("8081");
+    expect(console.env.SUBDATA_CONSOLE_PUBLIC_URL).toBe("http://127.0.0.1:8081/console");
   });
 
   it("gives each service its own role's connection and the gateway none", () => {
