@@ -245,7 +245,15 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
       "CONSOLE_WEB_PORT",
     ])
       env[name] = String(await freePort());
-    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT", "CONSOLE_METRICS_PORT"]) env[name] = "0";
+    for (const name of [
+      "GATEWAY_METRICS_PORT",
+      "QUERY_METRICS_PORT",
+      "AUTH_METRICS_PORT",
+      "WEBHOOK_METRICS_PORT",
+      "MAINTAIN_METRICS_PORT",
+      "CONSOLE_METRICS_PORT",
+    ])
+      env[name] = "0";
     return env;
   }
 

@@ -2,6 +2,7 @@ import type { RegisterCommands } from "./cli-context.ts";
 import { registerAuditCommands } from "./commands/audit.ts";
 import { registerChargesCommands } from "./commands/charges.ts";
 import { registerConsoleCommands } from "./commands/console.ts";
+import { registerCompletionCommand } from "./commands/completion.ts";
 import { registerKeysCommands } from "./commands/keys.ts";
 import { registerMaintainCommand } from "./commands/maintain.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
@@ -24,4 +25,5 @@ export const commandModules: readonly RegisterCommands[] = [
   registerConsoleCommands,
   registerMirrorCommand,
   registerMaintainCommand,
+  registerCompletionCommand,
 ];
