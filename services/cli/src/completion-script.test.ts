@@ -42,7 +42,7 @@ try subdata completion ""
     });
     expect(output.split("\n")).toEqual([
       "complete -F _subdata subdata",
-      "migrate seed subscriptions charges orders keys webhooks audit mirror maintain completion help",
+      "migrate seed subscriptions charges orders keys webhooks audit console mirror maintain completion help",
       "charges",
       "refund",
       "--failure-code --failure-message",
