@@ -126,7 +126,10 @@ describe("spans", () => {
   });
 
   it("do not record a request whose caller's trace is not sampled", async () => {
-    await gateway.inject({ url: "/api/v1/subscriptions", headers: { authorization: `Bearer ${KEY}`, traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" } });
+    await gateway.inject({
+      url: "/api/v1/subscriptions",
+      headers: { authorization: `Bearer ${KEY}`, traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" },
+    });
     expect(spans).toEqual([]);
   });
 });

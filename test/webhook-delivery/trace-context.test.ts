@@ -29,7 +29,14 @@ describe("webhook trace context", () => {
   /** A pipeline whose log lines the test reads ("webhook attempt" carries traceId and spanId). */
   function startPipeline(): { lines: string[] } {
     const { logger, lines } = createCapturedLogger({ name: "test-whd-trace", level: "info" });
-    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings(), logger, tracing: createCapturedSpans().tracing });
+    const pipeline = createDeliveryPipeline({
+      pool: h.pool,
+      nats: h.nc,
+      secretBox: h.secretBox,
+      config: h.settings(),
+      logger,
+      tracing: createCapturedSpans().tracing,
+    });
     pipeline.start();
     pipelines.push(pipeline);
     return { lines };
@@ -196,7 +203,12 @@ describe("webhook trace context", () => {
     pipeline.start();
     pipelines.push(pipeline);
     const unsampled = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1, traceparent: `00-${traceId}-00f067aa0ba902b7-00` });
-    const sampled = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1, traceparent: `00-${traceId.replace(/^4/, "5")}-00f067aa0ba902b7-01` });
+    const sampled = await h.publish({
+      merchantId,
+      subscriptionId: newSubscriptionId(),
+      version: 1,
+      traceparent: `00-${traceId.replace(/^4/, "5")}-00f067aa0ba902b7-01`,
+    });
     for (const event of [unsampled, sampled]) {
       await waitFor("the delivery", async () => (await deliveryOf(h.admin, endpoint.id, event.id))?.status === "SUCCEEDED");
     }

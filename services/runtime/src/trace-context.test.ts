@@ -16,7 +16,10 @@ async function serveAndForward(incoming: Record<string, string>, typeName = "sub
   const scope = createTraceScope();
   let inside: RequestTrace | undefined;
   let forwarded = new Headers();
-  const onward = sendTraceContext(scope, captured.tracing)(async (request) => {
+  const onward = sendTraceContext(
+    scope,
+    captured.tracing,
+  )(async (request) => {
     forwarded = request.header;
     return {} as never;
   });
@@ -51,7 +54,12 @@ describe("W3C trace context across an RPC", () => {
   });
 
   it("starts a trace when the caller's traceparent is missing or invalid, and drops a request id that does not look like one", async () => {
-    for (const traceparent of ["garbage", `00-${"0".repeat(32)}-${CALLER_SPAN}-01`, `ff-${TRACE_ID}-${CALLER_SPAN}-01`, `00-${TRACE_ID.toUpperCase()}-${CALLER_SPAN}-01`]) {
+    for (const traceparent of [
+      "garbage",
+      `00-${"0".repeat(32)}-${CALLER_SPAN}-01`,
+      `ff-${TRACE_ID}-${CALLER_SPAN}-01`,
+      `00-${TRACE_ID.toUpperCase()}-${CALLER_SPAN}-01`,
+    ]) {
       const { spans, inside, forwarded } = await serveAndForward({ traceparent, "request-id": "not a request id; drop table" });
       expect(spans[0]!.traceId).toMatch(/^[0-9a-f]{32}$/);
       expect(spans[0]!.traceId).not.toBe(TRACE_ID);

@@ -35,7 +35,11 @@ describe("tracingFromEnv", () => {
   it("exports finished spans as OTLP/HTTP JSON to OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces, with OTEL_SERVICE_NAME, on shutdown at the latest", async () => {
     const collector = await receiver();
     const tracing = tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/`, OTEL_SERVICE_NAME: "renamed" }, "subdata-query", logger);
-    const span = tracing.tracer.startSpan("GET /v1/subscriptions", { kind: SpanKind.SERVER, attributes: { "http.route": "/v1/subscriptions" } }, tracing.extract(remote("01")));
+    const span = tracing.tracer.startSpan(
+      "GET /v1/subscriptions",
+      { kind: SpanKind.SERVER, attributes: { "http.route": "/v1/subscriptions" } },
+      tracing.extract(remote("01")),
+    );
     span.end();
     // Follows the caller's decision: this one is not recorded.
     tracing.tracer.startSpan("unsampled", {}, tracing.extract(remote("00"))).end();
@@ -51,7 +55,13 @@ describe("tracingFromEnv", () => {
     expect(resource.resource.attributes).toContainEqual({ key: "service.namespace", value: { stringValue: "subdata" } });
     const spans = resource.scopeSpans.flatMap((scope: { spans: unknown[] }) => scope.spans);
     expect(spans).toHaveLength(1);
-    expect(spans[0]).toMatchObject({ traceId: TRACE_ID, parentSpanId: "b7ad6b7169203331", spanId: span.spanContext().spanId, name: "GET /v1/subscriptions", kind: 2 });
+    expect(spans[0]).toMatchObject({
+      traceId: TRACE_ID,
+      parentSpanId: "b7ad6b7169203331",
+      spanId: span.spanContext().spanId,
+      name: "GET /v1/subscriptions",
+      kind: 2,
+    });
   });
 
   it("exports OTLP/HTTP protobuf when OTEL_EXPORTER_OTLP_PROTOCOL says so, to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given", async () => {
@@ -91,7 +101,9 @@ describe("tracingFromEnv", () => {
   });
 
   it("fails start-up on an unsupported protocol, an endpoint that is no http(s) URL, or an unknown sampler", () => {
-    expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, logger)).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL/);
+    expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, logger)).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL/,
+    );
     expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }, logger)).toThrow();
     expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://c" }, logger)).toThrow(/http\(s\)/);
     expect(() => samplerFromEnv({ OTEL_TRACES_SAMPLER: "sometimes" })).toThrow(/OTEL_TRACES_SAMPLER=sometimes/);

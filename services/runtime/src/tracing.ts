@@ -68,7 +68,11 @@ export function createTracing(options: TracingOptions): Tracing {
     extract: (carrier) => propagator.extract(ROOT_CONTEXT, carrier, lookupGetter),
     headers(context) {
       const carrier: Record<string, string> = {};
-      propagator.inject(context, carrier, { set: (target, key, value) => void (target[key] = value) });
+      propagator.inject(context, carrier, {
+        set(target, key, value) {
+          target[key] = value;
+        },
+      });
       return carrier;
     },
     // A failed last export is already logged (loggingExporter); it must not fail the shutdown.

@@ -17,7 +17,13 @@ export interface CapturedSpan {
   service: unknown;
 }
 
-const KINDS = { [SpanKind.INTERNAL]: "internal", [SpanKind.SERVER]: "server", [SpanKind.CLIENT]: "client", [SpanKind.PRODUCER]: "producer", [SpanKind.CONSUMER]: "consumer" } as const;
+const KINDS = {
+  [SpanKind.INTERNAL]: "internal",
+  [SpanKind.SERVER]: "server",
+  [SpanKind.CLIENT]: "client",
+  [SpanKind.PRODUCER]: "producer",
+  [SpanKind.CONSUMER]: "consumer",
+} as const;
 
 function captured(span: ReadableSpan): CapturedSpan {
   return {
