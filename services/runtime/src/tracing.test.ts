@@ -64,16 +64,21 @@ describe("tracingFromEnv", () => {
     });
   });
 
-  it("exports OTLP/HTTP protobuf when OTEL_EXPORTER_OTLP_PROTOCOL says so, to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given", async () => {
+  it("exports OTLP/HTTP protobuf when OTEL_EXPORTER_OTLP_PROTOCOL says so, to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, with OTEL_EXPORTER_OTLP_HEADERS", async () => {
     const collector = await receiver();
     const tracing = tracingFromEnv(
-      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/custom/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" },
+      {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/custom/traces`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+        OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=k%3Dv,x-other=2",
+      },
       "subdata-relay",
       logger,
     );
     tracing.tracer.startSpan("publish", { root: true }, ROOT_CONTEXT).end();
     await tracing.shutdown();
     expect(collector.requests.map((request) => [request.path, request.headers["content-type"]])).toEqual([["/custom/traces", "application/x-protobuf"]]);
+    expect(collector.requests[0]!.headers).toMatchObject({ "x-api-key": "k=v", "x-other": "2" });
     // The span's name and the service's, as protobuf strings.
     expect(collector.requests[0]!.body.includes(Buffer.from("publish"))).toBe(true);
     expect(collector.requests[0]!.body.includes(Buffer.from("subdata-relay"))).toBe(true);

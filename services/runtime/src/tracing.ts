@@ -1,5 +1,5 @@
 import { type Context, ROOT_CONTEXT, type TextMapGetter, type Tracer, trace } from "@opentelemetry/api";
-import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { ExportResultCode, parseKeyPairsIntoRecord, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter as OtlpJsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as OtlpProtobufExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -153,7 +153,9 @@ export function spanExporterFromEnv(env: NodeJS.ProcessEnv, logger: Logger): Spa
   const url = new URL(explicit ?? `${base!.replace(/\/+$/, "")}/v1/traces`);
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL");
   logger.info({ otlpTracesUrl: `${url.origin}${url.pathname}`, protocol }, "exporting traces over OTLP/HTTP");
-  const config = { url: url.toString() };
+  // "k1=v1,k2=v2", values URL-encoded: e.g. a backend's API key (never logged).
+  const headers = parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
+  const config = { url: url.toString(), headers };
   return protocol === "http/json" ? new OtlpJsonExporter(config) : new OtlpProtobufExporter(config);
 }
 
