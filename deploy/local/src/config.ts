@@ -26,7 +26,16 @@ const localConfigShape = {
   /** The maintenance task's /metrics (it runs `subdata maintain --every 1h`). */
   MAINTAIN_METRICS_PORT: env.port(9095),
   LOG_LEVEL: env.logLevel(),
+  /**
+   * `sources` (the default) runs each service's TypeScript through tsx, for development; `bundles` runs the
+   * bundles the image runs (`npm run build` writes them; `npm run start:bundled` builds, then starts so).
+   */
+  SUBDATA_RUN_FROM: env.oneOf(["sources", "bundles"], "sources"),
+  /** Where `bundles` finds them: the build's output folder (its bin/<name>.mjs), from the repository root. */
+  SUBDATA_BUNDLE_DIR: env.host("dist"),
 };
+
+export type RunFrom = { kind: "sources" } | { kind: "bundles"; dir: string };
 
 export interface LocalConfig {
   databaseUrl: string | undefined;
@@ -37,6 +46,8 @@ export interface LocalConfig {
   ports: { gateway: number; query: number; auth: number; webhook: number; relayHealth: number };
   metricsPorts: { gateway: number; query: number; auth: number; webhook: number; maintain: number };
   logLevel: string;
+  /** How the services run: their sources through tsx, or the bundles in `dir` (absolute). */
+  runFrom: RunFrom;
   /** The repository root: entry files and the default data dir are resolved from it. */
   repoRoot: string;
 }
@@ -65,6 +76,7 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
       maintain: config.MAINTAIN_METRICS_PORT,
     },
     logLevel: config.LOG_LEVEL,
+    runFrom: config.SUBDATA_RUN_FROM === "bundles" ? { kind: "bundles", dir: resolve(repoRoot, config.SUBDATA_BUNDLE_DIR) } : { kind: "sources" },
     repoRoot,
   };
 }
