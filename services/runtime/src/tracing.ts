@@ -98,8 +98,9 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
   if (!(SAMPLERS as readonly string[]).includes(name)) {
     throw new Error(`OTEL_TRACES_SAMPLER=${name} is not supported: use one of ${SAMPLERS.join(", ")}`);
   }
+  const arg = env.OTEL_TRACES_SAMPLER_ARG;
   const ratio = () => {
-    const text = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+    const text = arg?.trim();
     if (!text) return 1;
     const value = Number(text);
     if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`OTEL_TRACES_SAMPLER_ARG=${text} must be a ratio between 0 and 1`);
