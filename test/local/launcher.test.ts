@@ -116,7 +116,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
     return { ports, env };
   }
 
-  it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", async () => {
+  it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", { timeout: 180_000 }, async () => {
     const { ports, env } = await launcherEnvironment();
     launcher = spawn(process.execPath, ["--import", "tsx", "deploy/local/src/main.ts"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
     launcher.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
