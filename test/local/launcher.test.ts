@@ -232,7 +232,7 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
     delete env.SUBDATA_DATA_DIR;
     for (const name of ["EMBEDDED_POSTGRES_PORT", "QUERY_PORT", "AUTH_PORT", "WEBHOOK_PORT", "RELAY_HEALTH_PORT", "GATEWAY_PORT"])
       env[name] = String(await freePort());
-    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT"]) env[name] = "0";
+    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT", "MAINTAIN_METRICS_PORT"]) env[name] = "0";
     return env;
   }
 
