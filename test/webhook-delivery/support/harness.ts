@@ -8,6 +8,7 @@ import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { ChargeStatus, PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
+import { createCapturedSpans } from "@subdata/runtime/test-support";
 import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook";
 import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook";
 import { inject } from "vitest";
@@ -211,7 +212,7 @@ export async function createHarness(tag: string): Promise<Harness> {
     },
     settings,
     startPipeline(overrides) {
-      const pipeline = createDeliveryPipeline({ pool, nats: nc, secretBox, config: settings(overrides), logger });
+      const pipeline = createDeliveryPipeline({ pool, nats: nc, secretBox, config: settings(overrides), logger, tracing: createCapturedSpans().tracing });
       pipeline.start();
       pipelines.push(pipeline);
       return pipeline;
