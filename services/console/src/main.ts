@@ -28,14 +28,18 @@ const pool = createPool({
   applicationName: "subdata-console",
 });
 const observability = createProcessObservability({ service: "console", logLevel: config.LOG_LEVEL, pool, env: process.env });
-const { logger, metrics, trace, spans } = observability;
+const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const sessions = createSessionRepository(pool);
-const auth = createServiceTransport({ baseUrl: config.SUBDATA_AUTH_URL, serviceToken: config.SUBDATA_SERVICE_TOKEN, interceptors: [sendTraceContext(trace)] });
+const auth = createServiceTransport({
+  baseUrl: config.SUBDATA_AUTH_URL,
+  serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  interceptors: [sendTraceContext(trace, tracing)],
+});
 const webhook = createServiceTransport({
   baseUrl: config.SUBDATA_WEBHOOK_URL,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
-  interceptors: [sendTraceContext(trace)],
+  interceptors: [sendTraceContext(trace, tracing)],
 });
 const health = createHealthState();
 const server = createConsoleServer({
@@ -45,7 +49,7 @@ const server = createConsoleServer({
   acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
   logger,
   health,
-  observability: { metrics, trace, spans },
+  observability: { metrics, trace, tracing },
 });
 const web = createConsoleWeb({
   sessions,
