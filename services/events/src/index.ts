@@ -10,3 +10,14 @@ export {
   type SubscriptionSnapshot,
 } from "./change-events.ts";
 export { changeEventFromSubscriptionEvent, subscriptionEventFromChangeEvent } from "./subscription-events.ts";
+export {
+  apiKeyRevokedSubject,
+  defaultNatsUser,
+  natsAuthorizationConfig,
+  natsInboxPrefix,
+  natsPermissions,
+  natsRoles,
+  type NatsPermissionSettings,
+  type NatsRole,
+  type NatsUsers,
+} from "./nats-permissions.ts";

@@ -1,5 +1,5 @@
 import { eventStreamConfigShape } from "@subdata/events";
-import { ConfigError, env, loadConfig } from "@subdata/runtime";
+import { ConfigError, env, loadConfig, natsCredentials } from "@subdata/runtime";
 import { z } from "zod";
 
 /** The relay's environment. It connects to Postgres as subdata_webhook (DATABASE_URL). */
@@ -38,6 +38,7 @@ export const relayConfigShape = {
 
 export function loadRelayConfig(source: NodeJS.ProcessEnv) {
   const config = loadConfig(relayConfigShape, source);
+  natsCredentials(config);
   // A stream that forgets events before the outbox does leaves a consumer that fell that far behind
   // with a hole and no record of what was in it.
   if (config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS < config.SUBDATA_RELAY_RETENTION_DAYS) {

@@ -5,6 +5,7 @@ import {
   createProcessObservability,
   handleShutdown,
   loadConfigOrExit,
+  natsCredentials,
   sleep,
   startMetricsServer,
 } from "@subdata/runtime";
@@ -77,7 +78,7 @@ logger.info({ host: address.address, port: address.port, metricsPort: metricsSer
 const backoff = createBackoff({ initialMs: 500, maxMs: 15_000 });
 while (nats === undefined && !stopping.signal.aborted) {
   try {
-    nats = await connectNats(config.NATS_URL, "subdata-webhook");
+    nats = await connectNats(config.NATS_URL, "webhook", natsCredentials(config));
   } catch (error) {
     logger.warn({ err: error }, "NATS not available yet; retrying");
     await sleep(backoff.next(), stopping.signal);
