@@ -1,5 +1,5 @@
 import { jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection, type Status } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { apiKeyRevokedSubject, connectNats, type NatsRole, natsInboxPrefix } from "@subdata/events";
 import { createEventPublisher, ensureEventStream } from "@subdata/relay";
 import { createLogger } from "@subdata/runtime";
@@ -14,23 +14,27 @@ const settings = { stream: "SUBDATA_EVENTS", subjectPrefix: "subdata.events", co
 const eventSubject = `${settings.subjectPrefix}.subscription.mer_forged`;
 const logger = createLogger({ name: "test-nats-permissions", level: "silent" });
 
+/** The errors each connection's server reported (status events), collected from the start. */
+const reported = new WeakMap<NatsConnection, string[]>();
+
+function collectErrors(nc: NatsConnection): void {
+  const errors: string[] = [];
+  reported.set(nc, errors);
+  void (async () => {
+    for await (const status of nc.status()) if (status.type === "error") errors.push(status.error.message);
+  })();
+}
+
 /**
- * The permission errors the server sent after a plain publish to `subject` ("" when none). The server
+ * The permission errors the server sent for a plain publish to `subject` ("" when none). The server
  * handles a connection's commands in order, so its -ERR for the publish arrives before the PONG
  * that ends the flush; setImmediate lets the status iterator take it first.
  */
 async function publishRefused(nc: NatsConnection, subject: string): Promise<string> {
-  const errors: string[] = [];
-  const statuses = nc.status();
-  const watching = (async () => {
-    for await (const status of statuses as AsyncIterable<Status>) if (status.type === "error") errors.push(status.error.message);
-  })();
   nc.publish(subject, new Uint8Array([1]));
   await nc.flush();
   await new Promise((resolve) => setImmediate(resolve));
-  statuses.stop();
-  await watching;
-  return errors.filter((message) => message.includes(`Publish to "${subject}"`)).join("\n");
+  return (reported.get(nc) ?? []).filter((message) => message.includes(`Publish to "${subject}"`)).join("\n");
 }
 
 /** The error that closed a subscription to `subject` by the time the server answered a flush ("" if it is still open). */
@@ -63,7 +67,10 @@ describe("NATS users and their permissions", () => {
   beforeAll(async () => {
     nats = await createAuthenticatedNats(settings);
     await nats.start();
-    for (const role of ["relay", "webhook", "auth", "gateway"] as const) connections[role] = await connectNats(nats.url, role, nats.credentials[role]);
+    for (const role of ["relay", "webhook", "auth", "gateway"] as const) {
+      connections[role] = await connectNats(nats.url, role, nats.credentials[role]);
+      collectErrors(connections[role]);
+    }
   });
 
   afterAll(async () => {

@@ -7,6 +7,7 @@ import { createClaimRepository } from "./delivery/claim-repository.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery/delivery-worker.ts";
 import { createEventConsumer } from "./ingest/event-consumer.ts";
 import { createEventIngester } from "./ingest/event-ingester.ts";
+import type { RefusalReason } from "./ingest/event-provenance.ts";
 import { createSafeHttpClient, type Resolver } from "./delivery/safe-http-client.ts";
 import type { SecretBox } from "./secret-box.ts";
 
@@ -30,6 +31,8 @@ export interface DeliveryPipelineDeps {
   onAttempt?: DeliveryWorkerOptions["onAttempt"];
   /** The OTLP exporter, when configured: each delivery attempt is exported as a CLIENT span. */
   spans?: SpanExporter | undefined;
+  /** Called once per consumed event dropped instead of stored (main.ts counts them; event-provenance.ts says why). */
+  onRefusedEvent?: ((reason: RefusalReason) => void) | undefined;
 }
 
 export interface DeliveryPipeline {
@@ -80,6 +83,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
       storeRetryMs: config.storeRetryMs ?? 5_000,
       onDeliveries: () => worker.wake(),
       spans: deps.spans,
+      onRefused: deps.onRefusedEvent,
     }),
   });
   let wakeups: DeliveryWakeups | undefined;
