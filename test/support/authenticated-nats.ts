@@ -22,7 +22,7 @@ export interface AuthenticatedNats {
   dispose(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once("error", reject);

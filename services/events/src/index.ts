@@ -15,7 +15,6 @@ export {
   defaultNatsUser,
   natsAuthorizationConfig,
   natsInboxPrefix,
-  natsPermissions,
   natsRoles,
   type NatsPermissionSettings,
   type NatsRole,

@@ -50,7 +50,7 @@ export interface NatsPermissions {
   subscribe: string[];
 }
 
-export function natsPermissions(role: NatsRole, settings: NatsPermissionSettings): NatsPermissions {
+function natsPermissions(role: NatsRole, settings: NatsPermissionSettings): NatsPermissions {
   const { stream, subjectPrefix, consumer } = settings;
   const inbox = `${natsInboxPrefix(role)}.>`;
   switch (role) {

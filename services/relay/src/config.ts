@@ -47,5 +47,13 @@ export function loadRelayConfig(source: NodeJS.ProcessEnv) {
         `less than SUBDATA_RELAY_RETENTION_DAYS (${config.SUBDATA_RELAY_RETENTION_DAYS}) keeps them in the outbox`,
     ]);
   }
+  // The webhook service accepts an event only if its change_events row still exists: a stream that
+  // kept events longer than the feed would hand it events it must refuse as unknown.
+  if (config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS > config.SUBDATA_FEED_RETENTION_DAYS) {
+    throw new ConfigError([
+      `SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS is invalid: the stream would keep events ${config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS} days, ` +
+        `more than SUBDATA_FEED_RETENTION_DAYS (${config.SUBDATA_FEED_RETENTION_DAYS}) keeps the change_events rows that webhook ingest checks them against`,
+    ]);
+  }
   return config;
 }

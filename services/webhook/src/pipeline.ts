@@ -99,8 +99,9 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     },
     wake: () => worker.wake(),
     async stop() {
-      await consumer.stop();
-      await worker.stop();
+      // Both at once: the worker stops claiming as soon as the process is told to stop, rather than
+      // after the consumer has stored what it holds (those deliveries wait in the table for a replica).
+      await Promise.all([consumer.stop(), worker.stop()]);
       await wakeups?.close();
       await http.close();
     },

@@ -63,10 +63,17 @@ export interface Harness {
   createEndpoint(options: EndpointOptions): Promise<{ id: string; secret: string }>;
   /** Records a subscription's change_events row and publishes its event as the relay would; returns the event. */
   publish(options: EventOptions): Promise<SubscriptionEvent>;
+  /** publish for many events: their rows in one statement, then their messages (in the order given). */
+  publishAll(options: readonly EventOptions[]): Promise<SubscriptionEvent[]>;
+  /** Records a subscription's change_events row, without publishing; returns the event the relay would publish for it. */
+  record(options: EventOptions): Promise<SubscriptionEvent>;
   /** Records a charge's change_events row (charge.created at version 1, else charge.updated) and publishes its ChangeEvent as the relay would. */
   publishCharge(options: { merchantId: string; chargeId: string; version: number }): Promise<ChangeEvent>;
-  /** Publishes a subscription event that no change_events row backs (a forgery); returns it. */
-  publishUnrecorded(event: SubscriptionEvent, subjectMerchantId?: string): Promise<void>;
+  /**
+   * Publishes a subscription event as given, with a message id of its own (no dedupe), on the subject of
+   * `subjectMerchantId` (default: the event's merchant): a forgery, or a recorded event's genuine copy.
+   */
+  publishEvent(event: SubscriptionEvent, subjectMerchantId?: string): Promise<void>;
   publishRaw(subjectMerchantId: string, data: Uint8Array, id: string): Promise<void>;
   /** The URL of this harness's database for the webhook role (for a pipeline in another process). */
   webhookDatabaseUrl: string;
@@ -181,21 +188,38 @@ function changePayload<S extends object>(object: S, previous: S | undefined) {
   return { object, previous: differing, changed_columns: Object.keys(differing) };
 }
 
+interface RecordedChange {
+  id: string;
+  merchantId: string;
+  resourceType: ResourceType;
+  resourceId: string;
+  type: string;
+  version: number;
+  payload: object;
+}
+
 /**
- * Records a change_events row as the capture trigger would (no outbox row: no relay runs here) and
- * answers it as the relay reads it. Ingest accepts only events that match such a row.
+ * Records change_events rows as the capture trigger would (no outbox rows: no relay runs here), in one
+ * statement, and answers them as the relay reads them, in the order given. Ingest accepts only events
+ * that match such a row.
  */
-async function recordChange(
-  admin: Pool,
-  change: { id: string; merchantId: string; resourceType: ResourceType; resourceId: string; type: string; version: number; payload: object },
-): Promise<ChangeEventRow> {
+async function recordChanges(admin: Pool, changes: readonly RecordedChange[]): Promise<ChangeEventRow[]> {
   const { rows } = await admin.query<ChangeEventRow>(
     `INSERT INTO change_events (id, merchant_id, resource_type, resource_id, event_type, version, payload)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::jsonb[])
      RETURNING id, merchant_id, resource_type, resource_id, event_type, version, occurred_at, payload`,
-    [change.id, change.merchantId, change.resourceType, change.resourceId, change.type, change.version, JSON.stringify(change.payload)],
+    [
+      changes.map((c) => c.id),
+      changes.map((c) => c.merchantId),
+      changes.map((c) => c.resourceType),
+      changes.map((c) => c.resourceId),
+      changes.map((c) => c.type),
+      changes.map((c) => c.version),
+      changes.map((c) => JSON.stringify(c.payload)),
+    ],
   );
-  return rows[0]!;
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return changes.map((c) => byId.get(c.id)!);
 }
 
 export async function createHarness(tag: string): Promise<Harness> {
@@ -227,6 +251,32 @@ export async function createHarness(tag: string): Promise<Harness> {
     storeRetryMs: 500,
     ...overrides,
   });
+
+  /** A subscription's change as the capture trigger records it. */
+  const subscriptionChange = (options: EventOptions): RecordedChange => {
+    const type = options.type ?? (options.version === 1 ? EventType.SUBSCRIPTION_CREATED : EventType.SUBSCRIPTION_UPDATED);
+    const object = subscriptionSnapshot(options.merchantId, options.subscriptionId, options.version);
+    const previous =
+      type === EventType.SUBSCRIPTION_UPDATED ? subscriptionSnapshot(options.merchantId, options.subscriptionId, options.version - 1) : undefined;
+    return {
+      id: options.id ?? newEventId(),
+      merchantId: options.merchantId,
+      resourceType: "subscription",
+      resourceId: options.subscriptionId,
+      type: eventTypeName(type)!,
+      version: options.version,
+      payload: changePayload(object, previous),
+    };
+  };
+  const recordAll = async (options: readonly EventOptions[]): Promise<SubscriptionEvent[]> => {
+    const rows = await recordChanges(admin, options.map(subscriptionChange));
+    return rows.map((row) => subscriptionEventFromChangeEvent(changeEventFromRow(row)));
+  };
+  const publishRecorded = async (event: SubscriptionEvent, traceparent?: string) => {
+    const h = headers();
+    if (traceparent !== undefined) h.set("traceparent", traceparent);
+    await js.publish(`${subjectPrefix}.subscription.${event.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id, headers: h });
+  };
 
   return {
     admin,
@@ -260,42 +310,41 @@ export async function createHarness(tag: string): Promise<Harness> {
       return { id, secret };
     },
     async publish(options) {
-      const type = options.type ?? (options.version === 1 ? EventType.SUBSCRIPTION_CREATED : EventType.SUBSCRIPTION_UPDATED);
-      const object = subscriptionSnapshot(options.merchantId, options.subscriptionId, options.version);
-      const previous = type === EventType.SUBSCRIPTION_UPDATED ? subscriptionSnapshot(options.merchantId, options.subscriptionId, options.version - 1) : undefined;
-      const row = await recordChange(admin, {
-        id: options.id ?? newEventId(),
-        merchantId: options.merchantId,
-        resourceType: "subscription",
-        resourceId: options.subscriptionId,
-        type: eventTypeName(type)!,
-        version: options.version,
-        payload: changePayload(object, previous),
-      });
-      const event = subscriptionEventFromChangeEvent(changeEventFromRow(row));
-      const h = headers();
-      if (options.traceparent !== undefined) h.set("traceparent", options.traceparent);
-      await js.publish(`${subjectPrefix}.subscription.${options.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id, headers: h });
-      return event;
+      const [event] = await recordAll([options]);
+      await publishRecorded(event!, options.traceparent);
+      return event!;
+    },
+    async publishAll(options) {
+      const events = await recordAll(options);
+      await Promise.all(events.map((event, index) => publishRecorded(event, options[index]!.traceparent)));
+      return events;
+    },
+    async record(options) {
+      const [event] = await recordAll([options]);
+      return event!;
     },
     async publishCharge(options) {
       const object = chargeSnapshot(options.merchantId, options.chargeId, options.version);
       const previous = options.version === 1 ? undefined : chargeSnapshot(options.merchantId, options.chargeId, options.version - 1);
-      const row = await recordChange(admin, {
-        id: newEventId(),
-        merchantId: options.merchantId,
-        resourceType: "charge",
-        resourceId: options.chargeId,
-        type: options.version === 1 ? "charge.created" : "charge.updated",
-        version: options.version,
-        payload: changePayload(object, previous),
-      });
-      const event = changeEventFromRow(row);
+      const [row] = await recordChanges(admin, [
+        {
+          id: newEventId(),
+          merchantId: options.merchantId,
+          resourceType: "charge",
+          resourceId: options.chargeId,
+          type: options.version === 1 ? "charge.created" : "charge.updated",
+          version: options.version,
+          payload: changePayload(object, previous),
+        },
+      ]);
+      const event = changeEventFromRow(row!);
       await js.publish(`${subjectPrefix}.charge.${options.merchantId}`, toBinary(ChangeEventSchema, event), { msgID: event.id });
       return event;
     },
-    async publishUnrecorded(event, subjectMerchantId = event.merchantId) {
-      await js.publish(`${subjectPrefix}.subscription.${subjectMerchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: `${event.id}-${randomBytes(4).toString("hex")}` });
+    async publishEvent(event, subjectMerchantId = event.merchantId) {
+      await js.publish(`${subjectPrefix}.subscription.${subjectMerchantId}`, toBinary(SubscriptionEventSchema, event), {
+        msgID: `${event.id}-${randomBytes(4).toString("hex")}`,
+      });
     },
     async publishRaw(merchantId, data, id) {
       await js.publish(`${subjectPrefix}.subscription.${merchantId}`, data, { msgID: id });

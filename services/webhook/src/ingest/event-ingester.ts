@@ -59,7 +59,10 @@ export function createEventIngester(deps: {
     try {
       recorded = await changeEventsByIds(client, [...new Set(decoded.map(({ event }) => event.id))]);
     } catch (error) {
-      deps.logger.warn({ err: error, firstSeq: messages[decoded[0]!.index]!.seq }, "could not read the events' change_events rows; the batch will be redelivered in order");
+      deps.logger.warn(
+        { err: error, firstSeq: messages[decoded[0]!.index]!.seq },
+        "could not read the events' change_events rows; the batch will be redelivered in order",
+      );
       for (const { index } of decoded) dispositions[index] = { kind: "nak", delayMs: deps.storeRetryMs };
       return dispositions;
     }
