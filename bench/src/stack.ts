@@ -19,7 +19,7 @@ import {
   stackUrls,
   waitFor,
 } from "@subdata/local";
-import { BUNDLE_ENTRIES, buildBundles, bundleNodeArgs } from "../../deploy/build/bundle.ts";
+import { buildBundles, bundleNameFor, bundleNodeArgs } from "../../deploy/build/bundle.ts";
 
 /**
  * The stack as production runs it — each service its own `node <SERVICE_NODE_FLAGS> <BUNDLE_NODE_FLAGS>
@@ -32,13 +32,6 @@ import { BUNDLE_ENTRIES, buildBundles, bundleNodeArgs } from "../../deploy/build
 
 /** The baseline and floor servers are bundled beside the production entries, for the bench only. */
 const BENCH_ENTRIES: Readonly<Record<string, string>> = { "bench-baseline": "bench/src/baseline-main.ts", "bench-floor": "bench/src/floor-main.ts" };
-
-/** The bundle built from a process table entry point (services/query/src/main.ts → query). */
-function bundleOf(entry: string): string {
-  const found = Object.entries({ ...BUNDLE_ENTRIES, ...BENCH_ENTRIES }).find(([, source]) => source === entry);
-  if (!found) throw new Error(`no bundle is built from ${entry} (deploy/build/bundle.ts BUNDLE_ENTRIES)`);
-  return found[0];
-}
 
 export interface BenchSecrets {
   serviceToken: string;
@@ -161,6 +154,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     metricsPorts: { gateway: await freePort(), query: 0, auth: 0, webhook: 0, maintain: 0 },
     logLevel: options.logLevel,
     natsPermissions: { stream: streamNames.stream, subjectPrefix: streamNames.subjectPrefix, consumer: streamNames.consumer },
+    runFrom: { kind: "bundles" as const, dir: join(options.repoRoot, "dist") },
     repoRoot: options.repoRoot,
   };
   const extra: Record<string, string> = {
@@ -224,7 +218,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   for (const spec of specs) {
     const profiled = options.profile?.names.includes(spec.name);
     // Production's node flags and bundles for every process, the baseline too, so RSS and CPU compare like with like.
-    const args = [...(profiled ? ["--cpu-prof", "--cpu-prof-dir", join(options.profile!.dir, spec.name)] : []), ...bundleNodeArgs(bundleOf(spec.entry))];
+    const args = [
+      ...(profiled ? ["--cpu-prof", "--cpu-prof-dir", join(options.profile!.dir, spec.name)] : []),
+      ...bundleNodeArgs(bundleNameFor(spec.entry, BENCH_ENTRIES)),
+    ];
     const lines: string[] = [];
     recent.set(spec.name, lines);
     const child = spawnManaged({

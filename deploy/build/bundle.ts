@@ -30,9 +30,16 @@ export type BundleName = keyof typeof BUNDLE_ENTRIES;
 
 const DIST_DIR = "dist";
 
-/** A bundle's path relative to the repository root (the image's WORKDIR), e.g. dist/bin/gateway.mjs. */
-export function bundlePathFor(name: string): string {
-  return `${DIST_DIR}/bin/${name}.mjs`;
+/** A bundle's path relative to the repository root (the image's WORKDIR), e.g. dist/bin/gateway.mjs; or under another output folder. */
+export function bundlePathFor(name: string, outDir: string = DIST_DIR): string {
+  return `${outDir}/bin/${name}.mjs`;
+}
+
+/** The bundle built from an entry point (services/query/src/main.ts → query), among BUNDLE_ENTRIES and `extraEntries`. */
+export function bundleNameFor(entry: string, extraEntries: Readonly<Record<string, string>> = {}): string {
+  const found = Object.entries({ ...BUNDLE_ENTRIES, ...extraEntries }).find(([, source]) => source === entry);
+  if (!found) throw new Error(`no bundle is built from ${entry} (deploy/build/bundle.ts BUNDLE_ENTRIES)`);
+  return found[0];
 }
 
 /**
@@ -42,9 +49,9 @@ export function bundlePathFor(name: string): string {
  */
 export const BUNDLE_NODE_FLAGS: readonly string[] = ["--enable-source-maps"];
 
-/** The arguments of `node` for one bundle, as the image runs it (paths relative to the repository root). */
-export function bundleNodeArgs(name: string): string[] {
-  return [...SERVICE_NODE_FLAGS, ...BUNDLE_NODE_FLAGS, bundlePathFor(name)];
+/** The arguments of `node` for one bundle, as the image runs it (paths relative to the repository root unless `outDir` is absolute). */
+export function bundleNodeArgs(name: string, outDir?: string): string[] {
+  return [...SERVICE_NODE_FLAGS, ...BUNDLE_NODE_FLAGS, bundlePathFor(name, outDir)];
 }
 
 export interface BuildOptions {

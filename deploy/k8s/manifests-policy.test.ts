@@ -259,7 +259,7 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
   });
 
   it("starts every container from a bundle that npm run build produces", () => {
-    const bundles = Object.keys(BUNDLE_ENTRIES).map(bundlePathFor);
+    const bundles = Object.keys(BUNDLE_ENTRIES).map((name) => bundlePathFor(name));
     for (const workload of workloads) {
       for (const container of workload.containers) expect(bundles, `${workload.name}/${container.name}`).toContain(scriptOf(container));
     }

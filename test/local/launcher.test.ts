@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { buildBundles } from "../../deploy/build/bundle.ts";
 import { SHARED_CLUSTERS_DIR } from "../../deploy/local/src/cluster-location.ts";
 import { writeDevEnvFile } from "../../deploy/local/src/dev-env-file.ts";
 import { findNatsServer } from "../../deploy/local/src/nats.ts";
@@ -89,7 +90,8 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
     await admin.end();
   });
 
-  it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", async () => {
+  /** Fresh ports for a run, and the environment that points the launcher at this file's database. */
+  async function launcherEnvironment(extra: NodeJS.ProcessEnv = {}) {
     const ports = {
       QUERY_PORT: await freePort(),
       AUTH_PORT: await freePort(),
@@ -100,6 +102,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
       QUERY_METRICS_PORT: "0",
       AUTH_METRICS_PORT: "0",
       WEBHOOK_METRICS_PORT: "0",
+      MAINTAIN_METRICS_PORT: "0",
     };
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -108,7 +111,13 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
       SUBDATA_DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
       ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
+      ...extra,
     };
+    return { ports, env };
+  }
+
+  it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", async () => {
+    const { ports, env } = await launcherEnvironment();
     launcher = spawn(process.execPath, ["--import", "tsx", "deploy/local/src/main.ts"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
     launcher.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     launcher.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -137,6 +146,55 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
     const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 60_000))]);
     expect(code, output).toBe(0);
     await until("every child to be gone", () => processesWithEnv(marker).length === 0, 10_000);
+  });
+  it("with SUBDATA_RUN_FROM=bundles runs every process from its bundle, as the image does", { timeout: 180_000 }, async () => {
+    // Built inside the repository, so the bundles load their third-party packages from its node_modules.
+    const outDir = mkdtempSync(join(repoRoot, "node_modules", ".subdata-test-bundles-"));
+    try {
+      const { bundles } = await buildBundles({ repoRoot, outDir });
+      const { ports, env } = await launcherEnvironment({ SUBDATA_RUN_FROM: "bundles", SUBDATA_BUNDLE_DIR: outDir });
+      const run = runLauncher(repoRoot, env);
+      await until("the ready line", () => run.output().includes("subdata is ready") || run.child.exitCode !== null, 100_000);
+      expect(run.output(), run.output()).toContain("subdata is ready");
+
+      // Every child inherits the launcher's environment; the launcher itself runs through tsx.
+      const marker = `SUBDATA_BUNDLE_DIR=${outDir}`;
+      const commandLines = processesWithEnv(marker)
+        .filter((pid) => pid !== run.child.pid)
+        .map((pid) => readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0"));
+      const scripts = commandLines.map((args) => args.find((arg) => arg.endsWith(".mjs") || arg.endsWith(".ts")));
+      // The services and the maintenance timer: each a bundle of this build, none through tsx.
+      for (const name of ["query", "auth", "webhook", "relay", "gateway", "subdata"]) expect(scripts, name).toContain(bundles[name]);
+      expect(commandLines.filter((args) => args.includes("tsx"))).toEqual([]);
+      const dev = readFileSync(join(dataDir, "dev.env"), "utf8");
+      const token = /^SUBDATA_SERVICE_TOKEN=(.+)$/m.exec(dev)?.[1] ?? "";
+      expect(await grpcHealthServing(`http://127.0.0.1:${ports.QUERY_PORT}`, token)).toBe(true);
+
+      expect(await stopLauncher(run), run.output()).toBe(0);
+      await until("every child to be gone", () => processesWithEnv(marker).length === 0, 10_000);
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
+  });
+
+  it("with SUBDATA_RUN_FROM=bundles and no build, names the missing bundle and says to build, exit 1", { timeout: 120_000 }, async () => {
+    const emptyDir = mkdtempSync(join(tmpdir(), "subdata-no-bundles-"));
+    try {
+      const { env } = await launcherEnvironment({ SUBDATA_RUN_FROM: "bundles", SUBDATA_BUNDLE_DIR: emptyDir });
+      const run = runLauncher(repoRoot, env);
+      expect(await run.exited, run.output()).toBe(1);
+      expect(run.output()).toContain(`${emptyDir}/bin/gateway.mjs`);
+      expect(run.output()).toContain("run npm run build");
+    } finally {
+      rmSync(emptyDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a SUBDATA_RUN_FROM it does not know, naming the variable", async () => {
+    const { env } = await launcherEnvironment({ SUBDATA_RUN_FROM: "binaries" });
+    const run = runLauncher(repoRoot, env);
+    expect(await run.exited, run.output()).toBe(1);
+    expect(run.output()).toMatch(/SUBDATA_RUN_FROM.*must be one of sources, bundles/);
   });
 });
 

@@ -32,7 +32,16 @@ const localConfigShape = {
   SUBDATA_EVENTS_STREAM: eventStreamConfigShape.SUBDATA_EVENTS_STREAM,
   SUBDATA_EVENTS_SUBJECT_PREFIX: eventStreamConfigShape.SUBDATA_EVENTS_SUBJECT_PREFIX,
   SUBDATA_WEBHOOK_CONSUMER: z.string().default("webhook-deliveries"),
+  /**
+   * `sources` (the default) runs each service's TypeScript through tsx, for development; `bundles` runs the
+   * bundles the image runs (`npm run build` writes them; `npm run start:bundled` builds, then starts so).
+   */
+  SUBDATA_RUN_FROM: env.oneOf(["sources", "bundles"], "sources"),
+  /** Where `bundles` finds them: the build's output folder (its bin/<name>.mjs), from the repository root. */
+  SUBDATA_BUNDLE_DIR: env.host("dist"),
 };
+
+export type RunFrom = { kind: "sources" } | { kind: "bundles"; dir: string };
 
 export interface LocalConfig {
   databaseUrl: string | undefined;
@@ -45,6 +54,8 @@ export interface LocalConfig {
   logLevel: string;
   /** The stream, subject prefix and consumer that the NATS users' permissions name. */
   natsPermissions: NatsPermissionSettings;
+  /** How the services run: their sources through tsx, or the bundles in `dir` (absolute). */
+  runFrom: RunFrom;
   /** The repository root: entry files and the default data dir are resolved from it. */
   repoRoot: string;
 }
@@ -78,6 +89,7 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
       subjectPrefix: config.SUBDATA_EVENTS_SUBJECT_PREFIX,
       consumer: config.SUBDATA_WEBHOOK_CONSUMER,
     },
+    runFrom: config.SUBDATA_RUN_FROM === "bundles" ? { kind: "bundles", dir: resolve(repoRoot, config.SUBDATA_BUNDLE_DIR) } : { kind: "sources" },
     repoRoot,
   };
 }

@@ -146,11 +146,13 @@ async function main(): Promise<void> {
   });
   if (shuttingDown) return;
 
+  if (config.runFrom.kind === "bundles") say(`running the services' bundles from ${config.runFrom.dir}/bin (SUBDATA_RUN_FROM=bundles)`);
   let running: RunningService[] = [];
   const started = await startServices({
     specs: buildProcessTable({ config, secrets, roleUrls, natsUrl: config.natsUrl }),
     repoRoot,
     natsAvailable: nats.kind === "external" || nats.kind === "started",
+    runFrom: config.runFrom,
     print,
     onUnexpectedExit(service, exit) {
       if (shuttingDown) return;

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { formatLogLine, prefixLines } from "./log-line.ts";
 import { spawnManaged, type ManagedProcess, type ProcessExit } from "./managed-process.ts";
 import { childEnvironment, type ProcessSpec } from "./process-table.ts";
+import { bundleNameFor, bundleNodeArgs } from "../../build/bundle.ts";
+import type { RunFrom } from "./config.ts";
 import { serviceNodeArgs } from "./node-flags.ts";
 import { grpcHealthServing, httpAnswers, waitFor } from "./readiness.ts";
 
@@ -21,6 +23,7 @@ export interface StartServicesOptions {
   specs: readonly ProcessSpec[];
   repoRoot: string;
   natsAvailable: boolean;
+  runFrom: RunFrom;
   print(line: string): void;
   /** Called once per process that exits while the launcher did not ask it to. */
   onUnexpectedExit(service: RunningService, exit: ProcessExit): void;
@@ -44,14 +47,25 @@ const portVariables: Record<string, string> = {
   gateway: "GATEWAY_PORT",
 };
 
+/** `node`'s arguments for a process: its TypeScript entry through tsx, or its bundle as the image runs it. */
+function nodeArgsFor(spec: ProcessSpec, runFrom: RunFrom): string[] {
+  return runFrom.kind === "sources" ? serviceNodeArgs(spec.entry) : bundleNodeArgs(bundleNameFor(spec.entry), runFrom.dir);
+}
+
 /**
- * Spawns each process of the table as `node <SERVICE_NODE_FLAGS> --import tsx <entry>`, piping its output line by line
+ * Spawns each process of the table as `node <SERVICE_NODE_FLAGS> --import tsx <entry>` (or its bundle), piping its output line by line
  * behind a `[name]` prefix. Entries whose file does not exist yet are skipped (the stack grows as
  * services land), as are the NATS-dependent ones when there is no NATS.
  */
 export async function startServices(options: StartServicesOptions): Promise<{ running: RunningService[]; skipped: SkippedService[] }> {
   const running: RunningService[] = [];
   const skipped: SkippedService[] = [];
+  const { runFrom } = options;
+  if (runFrom.kind === "bundles") {
+    const missing = options.specs.map((spec) => bundleNodeArgs(bundleNameFor(spec.entry), runFrom.dir).at(-1)!).filter((path) => !existsSync(path));
+    if (missing.length)
+      throw new Error(`SUBDATA_RUN_FROM=bundles, but ${missing.join(", ")} is missing: run npm run build (npm run start:bundled builds first)`);
+  }
   for (const spec of options.specs) {
     if (!existsSync(join(options.repoRoot, spec.entry))) {
       skipped.push({ spec, reason: `not built yet (${spec.entry} does not exist)` });
@@ -70,7 +84,7 @@ export async function startServices(options: StartServicesOptions): Promise<{ ru
     const child = spawnManaged({
       name: spec.name,
       command: process.execPath,
-      args: [...serviceNodeArgs(spec.entry), ...(spec.args ?? [])],
+      args: [...nodeArgsFor(spec, runFrom), ...(spec.args ?? [])],
       cwd: options.repoRoot,
       env: childEnvironment(process.env, spec),
       onLine: (line) => options.print(prefixLines(spec.name, formatLogLine(line))),

@@ -97,6 +97,9 @@ export const env = {
   secretList: (minLength = 32) => list(secret(minLength)),
   /** An optional comma-separated list whose items `item` checks. */
   list,
+  /** One of a few words, e.g. `sources` or `bundles`. */
+  oneOf: <const T extends string>(values: readonly [T, ...T[]], fallback: T) =>
+    z.enum(values, { message: `must be one of ${values.join(", ")}` }).default(fallback),
   boolean: (fallback: boolean) =>
     z
       .enum(["true", "false", "1", "0"], { message: "must be true or false" })
