@@ -314,12 +314,14 @@ describe("fault suite", () => {
         const js = jetstream(forger);
         const subject = `subdata.events.subscription.${tenant.merchantId}`;
         const forge = async (round: number) => {
-          const { rows } = await stack.admin.query<ChangeEventRow>(
-            `SELECT id, merchant_id, resource_type, resource_id, event_type, version, occurred_at, payload FROM change_events
-              WHERE merchant_id = $1 ORDER BY seq DESC LIMIT 1`,
+          // As the relay reads it (the suite's admin pool has pg's default parsers: text and bigint by hand).
+          const { rows } = await stack.admin.query<ChangeEventRow & { version: string }>(
+            `SELECT id, merchant_id, resource_type, resource_id, event_type, version::text AS version,
+                    to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00' AS occurred_at, payload
+               FROM change_events WHERE merchant_id = $1 ORDER BY seq DESC LIMIT 1`,
             [tenant.merchantId],
           );
-          const genuine = subscriptionEventFromChangeEvent(changeEventFromRow(rows[0]!));
+          const genuine = subscriptionEventFromChangeEvent(changeEventFromRow({ ...rows[0]!, version: BigInt(rows[0]!.version) }));
           // An altered copy of a real event (same id: racing the relay's own publish), and an event no
           // change made, claiming the tenant's real subscription at a version far ahead.
           const altered = { ...genuine, subscription: { ...genuine.subscription!, customer: { ...genuine.subscription!.customer!, email: FORGED_EMAIL } } };
