@@ -60,11 +60,25 @@ describe("deploy/docker/Dockerfile", () => {
   const argsOf = (instructions: Instruction[], keyword: string) =>
     instructions.filter((instruction) => instruction.keyword === keyword).map((instruction) => instruction.args);
 
-  it("builds on node:20-bookworm-slim pinned by tag (or digest) in every stage not built on another stage", () => {
+  it("builds every stage not built on another stage on one Node LTS image, .nvmrc's version, pinned by digest beside its tag", () => {
+    const version = read(".nvmrc").trim();
     const bases = froms.map((words) => words[0]!).filter((base) => !stageNames.includes(base));
     expect(bases.length).toBeGreaterThanOrEqual(2);
-    for (const base of bases) expect(base).toMatch(/^node:20-bookworm-slim(@sha256:[0-9a-f]{64})?$/);
-    expect(froms.at(-1)![0]).toMatch(/^node:20-bookworm-slim/);
+    expect(new Set(bases).size, "one base for every stage").toBe(1);
+    expect(bases[0]).toMatch(new RegExp(`^node:${version.replaceAll(".", "\\.")}-bookworm-slim@sha256:[0-9a-f]{64}$`));
+    expect(froms.at(-1)![0]).toBe(bases[0]);
+    expect(read("deploy/docker/Dockerfile"), "the tag named in a comment").toContain(`#   node:${version}-bookworm-slim\n`);
+  });
+
+  it("names the same Node line as every package.json's engines", () => {
+    const major = read(".nvmrc").trim().split(".")[0];
+    const manifests = [
+      "package.json",
+      ...(JSON.parse(read("package.json")) as { workspaces: string[] }).workspaces.map((workspace) => `${workspace}/package.json`),
+    ];
+    const engines = (manifest: string) => (JSON.parse(read(manifest)) as { engines?: { node?: string } }).engines?.node;
+    expect(engines("package.json")).toMatch(new RegExp(`^\\^${major}\\.`));
+    for (const manifest of manifests) expect(engines(manifest), manifest).toBe(engines("package.json"));
   });
 
   it("starts node in exec form, so node itself is PID 1 and receives SIGTERM", () => {
@@ -179,8 +193,9 @@ describe("deploy/docker/Dockerfile", () => {
     });
     afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-    it("copies every file the bundles are built from into the build stage", () => {
-      const copiedPaths = argsOf(stage("build"), "COPY").flatMap((args) => args.split(/\s+/).slice(0, -1));
+    it("copies every file the bundles are built from into the build stage (or the manifests stage it builds on)", () => {
+      expect(stage("build")[0]!.args.split(/\s+/)[0]).toBe("manifests");
+      const copiedPaths = [...argsOf(stage("manifests"), "COPY"), ...argsOf(stage("build"), "COPY")].flatMap((args) => args.split(/\s+/).slice(0, -1));
       expect(built.sources.length).toBeGreaterThan(10);
       for (const source of built.sources) {
         expect(

@@ -358,3 +358,11 @@ function labelsText(labels: Record<string, string> | undefined): string {
     .sort()
     .join(",");
 }
+
+describe("the release", () => {
+  it("is one version: the prod overlay's image tag is the CLI's version (subdata --version)", async () => {
+    const { default: cli } = await import("../../services/cli/package.json", { with: { type: "json" } });
+    const job = workloadsOf(renderOverlay("prod")).find((workload) => workload.kind === "Job")!;
+    expect(job.containers[0]!.image!.split(":").at(-1)).toBe(cli.version);
+  });
+});

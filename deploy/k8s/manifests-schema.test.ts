@@ -44,8 +44,8 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
     expect(namespace!.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
   });
 
-  it("leaves the local-config settings (network, tracing) out of the output", () => {
-    const settings = ["subdata-network-settings", "subdata-tracing-settings"];
+  it("leaves the local-config settings (network, tracing, monitoring) out of the output", () => {
+    const settings = ["subdata-network-settings", "subdata-tracing-settings", "subdata-monitoring-settings"];
     expect(objects.filter((object) => settings.includes(object.metadata.name))).toEqual([]);
   });
 });

@@ -1,6 +1,8 @@
+import { eventTypeNames } from "@subdata/events";
 import {
   chargeListSchema,
   eventListSchema,
+  eventSchemaByResource,
   getSubscriptionQuerySchema,
   listChargesQuerySchema,
   listEventsQuerySchema,
@@ -19,8 +21,28 @@ import {
 /**
  * The OpenAPI 3.1 document served at /api/v1/openapi.json, built from the very schema objects the
  * routes validate their query strings with (schemas.ts). Response bodies come pre-rendered from the
- * query service; the live-response tests (test-support/openapi-validator.ts) hold them to this document.
+ * query service, and webhook bodies from the event renderer; the live-response and live-delivery tests
+ * (test-support/openapi-validator.ts) hold both to this document, and Redocly lints it (redocly.yaml).
  */
+
+/** Tags, alphabetical: every operation and webhook has exactly one. */
+const tags = [
+  { name: "API description", description: "This OpenAPI document: the machine-readable contract of the REST API and of the webhooks." },
+  {
+    name: "Change feed",
+    description: "Every committed change of subscriptions, charges and orders, in commit order: the pull twin of the webhooks.",
+  },
+  { name: "Charges", description: "Attempts to bill a subscription for a period, and their outcome." },
+  { name: "Orders", description: "What successful charges created, with their line items." },
+  { name: "Subscriptions", description: "Customers' recurring purchases of a plan." },
+  {
+    name: "Webhooks",
+    description:
+      "Signed POSTs (Standard Webhooks) that subdata sends to the endpoints a merchant registered, one per event; " +
+      "docs/webhooks.md describes registration, verification, retries and ordering.",
+  },
+] as const;
+type Tag = (typeof tags)[number]["name"];
 
 const componentNameBySchema = new Map<unknown, string>(Object.entries(namedSchemas).map(([name, schema]) => [schema, name]));
 
@@ -64,6 +86,7 @@ function queryParameters(schema: { properties: Record<string, JsonSchema> }) {
 }
 
 function readOperation(options: {
+  tag: Tag;
   operationId: string;
   summary: string;
   description: string;
@@ -74,6 +97,7 @@ function readOperation(options: {
   extraResponses?: Record<string, ReturnType<typeof problemResponse>>;
 }) {
   const get = {
+    tags: [options.tag],
     operationId: options.operationId,
     summary: options.summary,
     description: options.description,
@@ -115,6 +139,113 @@ function readOperation(options: {
   return { get, head };
 }
 
+/** GET and HEAD of this document: no authentication, no parameters. */
+function documentOperation() {
+  const get = {
+    tags: ["API description"] satisfies Tag[],
+    operationId: "getOpenApiDocument",
+    summary: "This document",
+    description: "The OpenAPI 3.1 description of the REST API and of the webhooks. Needs no API key; takes no query parameters.",
+    security: [],
+    responses: {
+      "200": {
+        description: "OK",
+        headers: headerRefs,
+        content: { "application/json": { schema: { type: "object", description: "An OpenAPI 3.1 document." } } },
+      },
+      "400": problemResponse("A query parameter was given: this document takes none.", validationProblemSchema),
+      "500": problemResponse("Unexpected error.", problemSchema),
+    },
+  };
+  const head = {
+    ...get,
+    operationId: "getOpenApiDocumentHead",
+    summary: "This document (headers only)",
+    responses: Object.fromEntries(
+      Object.entries(get.responses).map(([status, response]) => [status, { description: response.description, headers: response.headers }]),
+    ),
+  };
+  return { get, head };
+}
+
+/** Standard Webhooks headers every delivery carries, as the receiver sees them. */
+const webhookHeaderParameters = [
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it.",
+    schema: { type: "string", pattern: "^evt_[A-Za-z0-9]+$" },
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "Unix seconds when this attempt was signed; reject deliveries too far from your clock.",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      "`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid " +
+      "secret, space-separated. Verify it with a Standard Webhooks library before trusting the body.",
+    schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$" },
+  },
+  {
+    name: "traceparent",
+    in: "header",
+    required: true,
+    description: "W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed.",
+    schema: { type: "string", pattern: "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$" },
+  },
+];
+
+const webhookSummaries: Record<string, string> = {
+  created: "was created",
+  updated: "changed",
+  deleted: "was deleted",
+};
+
+/**
+ * One event type as a webhook: its body is the resource's event schema (the feed's item, by $ref) with
+ * `type` fixed; created and deleted events carry no previous attributes.
+ */
+function webhook(type: string) {
+  const [resource = "", action = ""] = type.split(".");
+  const eventSchema = eventSchemaByResource[resource];
+  if (!eventSchema) throw new Error(`no event schema for ${type}`);
+  const narrowing: Record<string, unknown> = { type: { type: "string", const: type } };
+  if (action !== "updated") narrowing.data = { type: "object", properties: { previous_attributes: { type: "object", maxProperties: 0 } } };
+  const camel = `${resource}${action.charAt(0).toUpperCase()}${action.slice(1)}`;
+  return {
+    post: {
+      tags: ["Webhooks"] satisfies Tag[],
+      operationId: `${camel}Webhook`,
+      summary: `The ${resource} ${webhookSummaries[action] ?? action}`,
+      description:
+        `Sent for every \`${type}\` event to each enabled endpoint registered for it. The body is byte for byte the change ` +
+        "feed's item for the same event; `data.object` is the resource as the REST API shows it." +
+        (type === "subscription.updated" ? ' `webhooks test` sends a synthetic event of this type, marked `"test": true`.' : ""),
+      security: [],
+      parameters: webhookHeaderParameters,
+      requestBody: {
+        required: true,
+        description: "The event (Standard Webhooks payload).",
+        content: { "application/json": { schema: { allOf: [ref(eventSchema), { type: "object", required: Object.keys(narrowing), properties: narrowing }] } } },
+      },
+      responses: {
+        "2XX": { description: "Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards." },
+        "410": { description: "Gone: subdata disables the endpoint at once and cancels its pending deliveries." },
+        "429": { description: "Too many requests: retried per the schedule, honouring a Retry-After within bounds." },
+        "4XX": { description: "Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule." },
+        "5XX": { description: "Retried per the schedule, honouring a Retry-After within bounds." },
+      },
+    },
+  };
+}
+
 export function createOpenApiDocument(): Record<string, unknown> {
   const idParameter = {
     name: "id",
@@ -132,12 +263,18 @@ export function createOpenApiDocument(): Record<string, unknown> {
       description:
         "Read-only access to a merchant's subscriptions, charges and orders. See docs/api.md for authentication, " +
         "pagination, money, errors, rate limits and audit. Unknown routes answer 404 and other methods on these " +
-        "routes 405 (Allow: GET, HEAD), both as application/problem+json.",
+        "routes 405 (Allow: GET, HEAD), both as application/problem+json. The `webhooks` describe the signed POSTs " +
+        "subdata sends to registered endpoints, one per event type (docs/webhooks.md): receivers can generate their " +
+        "types from them.",
+      contact: { name: "subdata", url: "https://subdata.dev" },
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: "/api/v1" }],
+    tags,
     security: [{ apiKey: [] }],
     paths: {
       "/subscriptions": readOperation({
+        tag: "Subscriptions",
         operationId: "listSubscriptions",
         summary: "List subscriptions",
         description: "Keyset-paginated in (created_at, id) ascending order; a walk returns every row matching throughout exactly once.",
@@ -145,6 +282,7 @@ export function createOpenApiDocument(): Record<string, unknown> {
         schema: subscriptionListSchema,
       }),
       "/subscriptions/{id}": readOperation({
+        tag: "Subscriptions",
         operationId: "getSubscription",
         summary: "Get a subscription with its charges",
         description: "The subscription and every charge it has, oldest first.",
@@ -153,6 +291,7 @@ export function createOpenApiDocument(): Record<string, unknown> {
         hasId: true,
       }),
       "/charges": readOperation({
+        tag: "Charges",
         operationId: "listCharges",
         summary: "List charges",
         description:
@@ -162,6 +301,7 @@ export function createOpenApiDocument(): Record<string, unknown> {
         schema: chargeListSchema,
       }),
       "/events": readOperation({
+        tag: "Change feed",
         operationId: "listEvents",
         summary: "Follow the change feed",
         description:
@@ -180,27 +320,16 @@ export function createOpenApiDocument(): Record<string, unknown> {
         },
       }),
       "/orders": readOperation({
+        tag: "Orders",
         operationId: "listOrders",
         summary: "List orders",
         description: "Keyset-paginated in (created_at, id) ascending order, optionally for one subscription.",
         parameters: queryParameters(listOrdersQuerySchema),
         schema: orderListSchema,
       }),
-      "/openapi.json": {
-        get: {
-          operationId: "getOpenApiDocument",
-          summary: "This document",
-          security: [],
-          responses: {
-            "200": {
-              description: "OK",
-              headers: headerRefs,
-              content: { "application/json": { schema: { type: "object" } } },
-            },
-          },
-        },
-      },
+      "/openapi.json": documentOperation(),
     },
+    webhooks: Object.fromEntries(eventTypeNames.map((type) => [type, webhook(type)])),
     components: {
       securitySchemes: {
         apiKey: {

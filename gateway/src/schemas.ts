@@ -155,8 +155,24 @@ const resourceEventTypes = {
   order: eventTypesOf("order"),
 };
 
-function eventOf(resource: keyof typeof resourceEventTypes, objectSchema: JsonSchema, description: string): JsonSchema {
-  return object(
+/** What an update's previous_attributes may hold: any attribute of the object but its identity and version, in the object's form. */
+function previousAttributesOf(objectSchema: JsonSchema, resource: string): JsonSchema {
+  const { id: _id, object: _object, version: _version, ...attributes } = objectSchema.properties as Record<string, JsonSchema>;
+  return {
+    type: "object",
+    description: `For ${resource}.updated: the value before the change of each attribute that changed, in the form data.object uses; otherwise empty.`,
+    additionalProperties: false,
+    properties: attributes,
+  };
+}
+
+function eventOf(
+  resource: keyof typeof resourceEventTypes,
+  objectSchema: JsonSchema,
+  description: string,
+  optional: Record<string, JsonSchema> = {},
+): JsonSchema {
+  const event = object(
     {
       id: { type: "string", description: "evt_…: the same id as the webhook-id of every delivery of this event." },
       type: { type: "string", enum: [...resourceEventTypes[resource]] },
@@ -165,21 +181,32 @@ function eventOf(resource: keyof typeof resourceEventTypes, objectSchema: JsonSc
         {
           // The named schema itself, so the document says $ref and generated clients share one type.
           object: objectSchema,
-          previous_attributes: {
-            type: "object",
-            description: "For updates: the changed attributes' values before the change; otherwise empty.",
-          },
+          previous_attributes: previousAttributesOf(objectSchema, resource),
         },
         `The ${resource} after the change (for deletes, its last state) and what an update changed.`,
       ),
     },
     description,
   );
+  return { ...event, properties: { ...(event.properties as Record<string, JsonSchema>), ...optional } };
 }
 
-const subscriptionEventSchema = eventOf("subscription", subscriptionSchema, "A subscription was created, changed or deleted.");
+const subscriptionEventSchema = eventOf("subscription", subscriptionSchema, "A subscription was created, changed or deleted.", {
+  test: {
+    type: "boolean",
+    const: true,
+    description: "Present, and true, only on the synthetic event `webhooks test` sends; real events and the change feed never carry it.",
+  },
+});
 const chargeEventSchema = eventOf("charge", chargeSchema, "A charge was created, changed or deleted.");
 const orderEventSchema = eventOf("order", orderSchema, "An order (with its line items) was created, changed or deleted.");
+
+/** The event schema of each resource, for the document's webhooks. */
+export const eventSchemaByResource: Record<string, JsonSchema> = {
+  subscription: subscriptionEventSchema,
+  charge: chargeEventSchema,
+  order: orderEventSchema,
+};
 
 const eventSchema: JsonSchema = {
   description: "One committed change: byte for byte the body a webhook carries for the same event.",
@@ -298,6 +325,9 @@ export const listEventsQuerySchema = {
 } satisfies JsonSchema;
 
 export const getSubscriptionQuerySchema = { type: "object", additionalProperties: false, properties: {} } satisfies JsonSchema;
+
+/** GET /openapi.json takes no parameters either; like every route, it refuses unknown ones. */
+export const openApiDocumentQuerySchema = { type: "object", additionalProperties: false, properties: {} } satisfies JsonSchema;
 
 /** Named components of the OpenAPI document, by identity. */
 export const namedSchemas: Record<string, JsonSchema> = {

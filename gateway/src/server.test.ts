@@ -1,5 +1,6 @@
 import { gunzipSync } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { eventTypeNames } from "@subdata/events";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { ErrorReason, errorWithReason, invalidArgument, invalidPageToken, unavailable } from "@subdata/runtime";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -478,5 +479,34 @@ describe("the OpenAPI document", () => {
     const limit = document.paths["/orders"].get.parameters.find((p: { name: string }) => p.name === "limit");
     expect(limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 200, default: 50 });
     expect(document.components.schemas.Subscription.properties.price).toEqual({ $ref: "#/components/schemas/Money" });
+  });
+
+  it("refuses query parameters with a documented 400, like every route", async () => {
+    const response = await get("/openapi.json?version=2", {});
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: "invalid_parameter", errors: [{ param: "version", code: "unknown_parameter" }] });
+    openapi.validate("/openapi.json", "get", response);
+    openapi.validate("/openapi.json", "get", await get("/openapi.json", {}));
+    openapi.validate("/openapi.json", "head", await get("/openapi.json", {}, "HEAD"));
+  });
+
+  it("tags every operation and webhook with one declared tag, and has a webhook for every event type", async () => {
+    const document = (await get("/openapi.json", {})).json();
+    const declared = document.tags.map((tag: { name: string; description: string }) => tag.name);
+    expect(declared).toEqual([...declared].sort());
+    const operations = [...Object.values(document.paths), ...Object.values(document.webhooks)].flatMap((item) =>
+      Object.values(item as Record<string, { operationId: string; tags: string[] }>),
+    );
+    expect(operations.length).toBeGreaterThan(eventTypeNames.length);
+    for (const operation of operations) {
+      expect(operation.tags, operation.operationId).toHaveLength(1);
+      expect(declared, operation.operationId).toContain(operation.tags[0]);
+    }
+    expect(Object.keys(document.webhooks)).toEqual(eventTypeNames);
+    expect(document.webhooks["charge.updated"].post.requestBody.content["application/json"].schema.allOf[0]).toEqual({
+      $ref: "#/components/schemas/ChargeEvent",
+    });
+    expect(document.info.license.identifier).toBeDefined();
+    expect(document.info.contact.url).toMatch(/^https:/);
   });
 });

@@ -28,7 +28,7 @@ import { problemBody, ProblemError, toProblem, wwwAuthenticate } from "./problem
 import { createRateLimiter } from "./rate-limiter.ts";
 import { createRoutes } from "./routes.ts";
 import { createWaitingReads, type WaitingReads } from "./waiting-reads.ts";
-import type { JsonSchema } from "./schemas.ts";
+import { type JsonSchema, openApiDocumentQuerySchema } from "./schemas.ts";
 import "./request-context.ts";
 
 /** Typed Connect clients of the four upstream services. */
@@ -251,6 +251,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     root.route({
       method: ["GET", "HEAD"],
       url: `${API_PREFIX}/openapi.json`,
+      schema: { querystring: openApiDocumentQuerySchema },
       handler: async (_request, reply) => reply.type("application/json; charset=utf-8").send(openApiDocument),
     });
   });

@@ -27,7 +27,8 @@ describe("audit through the gateway", () => {
       await h.request(key, "/orders", { method: "HEAD" }),
     ];
     // Not audited here: failed authentication goes to the auth service's security log.
-    await h.request(`${key.slice(0, -1)}X`, "/subscriptions");
+    // (Another last character than the key's own: replacing an "X" with "X" would leave the key valid.)
+    await h.request(`${key.slice(0, -1)}${key.endsWith("X") ? "Y" : "X"}`, "/subscriptions");
 
     const rows = await h.admin.query(
       `SELECT request_id, merchant_id, method, route, query, resource_ids, result_count, status, client_ip, user_agent, latency_micros
@@ -98,7 +99,8 @@ describe("audit through the gateway", () => {
     const { key } = await h.createKey(merchantId);
     await h.request(key, "/subscriptions");
     await h.request(key, "/subscriptions?bad=1");
-    await h.request(`${key.slice(0, -1)}X`, "/subscriptions");
+    // (Another last character than the key's own: replacing an "X" with "X" would leave the key valid.)
+    await h.request(`${key.slice(0, -1)}${key.endsWith("X") ? "Y" : "X"}`, "/subscriptions");
     for (const table of ["api_keys", "audit_events", "security_events"]) {
       const found = await h.admin.query(`SELECT count(*)::int AS n FROM ${table} t WHERE row_to_json(t)::text LIKE '%' || $1 || '%'`, [key.slice(4)]);
       expect(found.rows[0].n, table).toBe(0);

@@ -777,6 +777,7 @@ describe("hostile arguments and options at the subdata CLI", () => {
       writes: true,
     },
     { path: ["keys", "list"], options: { merchant }, uses: "auth", writes: false },
+    { path: ["completion"], positionals: [{ name: "shell", value: () => "bash", mentions: /'shell'/ }], uses: "database", writes: false },
     {
       path: ["keys", "revoke"],
       positionals: [{ name: "key-id", value: () => apiKeyId, mentions: /KEY_ID|api_key_id|api key/ }],
@@ -909,6 +910,7 @@ describe("hostile arguments and options at the subdata CLI", () => {
       requireSetting: () => "",
       output: { result: () => {}, info: () => {}, progress: () => ({ update: () => {}, stop: () => {} }) },
       stdout: new PassThrough(),
+      signal: new AbortController().signal,
     };
     for (const register of commandModules) register(program, context);
     const leaves = (command: Command, path: string[]): Array<{ path: string; inputs: string[] }> =>

@@ -67,16 +67,19 @@ describe("webhook service lifecycle mid-burst", () => {
     const relayPort = Number((await relay.waitForLine((line) => line.msg === "relay health endpoint listening", "relay health port")).port);
     await waitFor("the relay to be ready (stream created)", async () => (await fetch(`http://127.0.0.1:${relayPort}/readyz`)).status === 200);
 
-    // A slow receiver: every POST is answered after a while, so deliveries are in flight at SIGTERM.
+    // A receiver that holds every POST until the webhook service has begun to shut down, so deliveries are
+    // in flight at SIGTERM however slowly the host runs, and answers slowly after that.
     let inFlight = 0;
-    receiver = await startReceiver(() => {
+    let shutdownSeen!: () => void;
+    const shutdownBegan = new Promise<void>((resolve) => {
+      shutdownSeen = resolve;
+    });
+    receiver = await startReceiver(async () => {
       inFlight++;
-      return new Promise((resolve) =>
-        setTimeout(() => {
-          inFlight--;
-          resolve({ status: 200, body: "ok" });
-        }, 150),
-      );
+      await shutdownBegan;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      inFlight--;
+      return { status: 200, body: "ok" };
     });
     const fixtures = createFixtures(admin);
     const merchantId = await fixtures.merchant();
@@ -93,7 +96,9 @@ describe("webhook service lifecycle mid-burst", () => {
       ...common,
       SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("hex"),
       SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("hex"),
-      SUBDATA_WEBHOOK_CONCURRENCY: "16",
+      // At most two POSTs at a time, each answered 150 ms after the shutdown began: the burst cannot finish
+      // between SIGTERM and the pipeline's stop.
+      SUBDATA_WEBHOOK_CONCURRENCY: "2",
     };
     const first = startProcess("webhook", "services/webhook/src/main.ts", webhookEnv);
     processes.push(first);
@@ -106,8 +111,10 @@ describe("webhook service lifecycle mid-burst", () => {
     expect(events.rows).toHaveLength(burst);
     const eventIds = events.rows.map((row) => row.id);
 
-    await waitFor("the burst to be mid-delivery", () => receiver!.requests.length >= 3 && inFlight > 0);
+    await waitFor("the burst to be mid-delivery", () => inFlight > 0);
     first.child.kill("SIGTERM");
+    await first.waitForLine((line) => line.msg === "shutting down", "the shutdown to begin");
+    shutdownSeen();
     expect(await first.exited).toEqual({ code: 0, signal: null });
     expect(first.lines.some((line) => line.msg === "stopped")).toBe(true);
     expect(first.lines.filter((line) => line.msg === "shutdown step failed")).toEqual([]);

@@ -116,7 +116,8 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
     return { ports, env };
   }
 
-  it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", async () => {
+  // Waits up to 100 s for the ready line and 60 s for the exit, like its siblings' limits allow.
+  it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", { timeout: 240_000 }, async () => {
     const { ports, env } = await launcherEnvironment();
     launcher = spawn(process.execPath, ["--import", "tsx", "deploy/local/src/main.ts"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
     launcher.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -231,7 +232,7 @@ describe("npm start from a clone in a private folder (0700, spaces in its path),
     delete env.SUBDATA_DATA_DIR;
     for (const name of ["EMBEDDED_POSTGRES_PORT", "QUERY_PORT", "AUTH_PORT", "WEBHOOK_PORT", "RELAY_HEALTH_PORT", "GATEWAY_PORT"])
       env[name] = String(await freePort());
-    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT"]) env[name] = "0";
+    for (const name of ["GATEWAY_METRICS_PORT", "QUERY_METRICS_PORT", "AUTH_METRICS_PORT", "WEBHOOK_METRICS_PORT", "MAINTAIN_METRICS_PORT"]) env[name] = "0";
     return env;
   }
 

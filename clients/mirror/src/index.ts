@@ -6,7 +6,6 @@ export {
   executeMirror,
   resolveMirrorSettings,
   resultText,
-  withStopSignals,
 } from "./mirror-command.ts";
 export { MirrorError } from "./mirror-error.ts";
 export { runMirror, type MirrorOptions, type MirrorProgress } from "./run-mirror.ts";

@@ -175,7 +175,7 @@ export function resultText(result: MirrorResult, settings: Pick<MirrorSettings, 
 export async function withStopSignals<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const onSignal = (name: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) process.exit(name === "SIGTERM" ? 143 : 130);
     controller.abort(new Error(`stopped by ${name}`));
   };
   process.on("SIGINT", onSignal);

@@ -11,7 +11,7 @@ export const overlayNames = ["dev", "prod"] as const;
  * Fixtures in deploy/k8s/test-support/overlays, never deployed: a shipped overlay with an optional
  * component on, so the generic checks also cover what an overlay that opts in renders.
  */
-const fixtureOverlayNames = ["prod-tracing"] as const;
+const fixtureOverlayNames = ["prod-tracing", "prod-monitoring"] as const;
 /** Every overlay the generic checks render. */
 export const renderedOverlayNames = [...overlayNames, ...fixtureOverlayNames] as const;
 export type OverlayName = (typeof renderedOverlayNames)[number];

@@ -8,6 +8,8 @@ import { CronJob } from "kubernetes-models/batch/v1/CronJob";
 import { Job } from "kubernetes-models/batch/v1/Job";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import { PodMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor";
+import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 import type { RenderedObject } from "./render.ts";
 
 interface Validatable {
@@ -28,6 +30,9 @@ const models: Readonly<Record<string, ModelClass>> = {
   "batch/v1/CronJob": CronJob,
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+  // The Prometheus Operator's CRDs (components/prometheus-operator), from the same project's models.
+  "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
+  "monitoring.coreos.com/v1/PodMonitor": PodMonitor,
 };
 
 /**

@@ -12,6 +12,8 @@ export interface CliContext {
   output: CliOutput;
   /** Standard output itself, for a command whose output is data (an export) rather than a result. */
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Aborted when the CLI is asked to stop (SIGTERM, SIGINT): stop at the next safe point, close connections. */
+  signal: AbortSignal;
 }
 
 export interface CliOutput {

@@ -1,6 +1,7 @@
 import type { RegisterCommands } from "./cli-context.ts";
 import { registerAuditCommands } from "./commands/audit.ts";
 import { registerChargesCommands } from "./commands/charges.ts";
+import { registerCompletionCommand } from "./commands/completion.ts";
 import { registerKeysCommands } from "./commands/keys.ts";
 import { registerMaintainCommand } from "./commands/maintain.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
@@ -22,4 +23,5 @@ export const commandModules: readonly RegisterCommands[] = [
   registerAuditCommands,
   registerMirrorCommand,
   registerMaintainCommand,
+  registerCompletionCommand,
 ];

@@ -11,6 +11,7 @@ export interface CliContextOptions {
   isJson: () => boolean;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  signal: AbortSignal;
 }
 
 const silentProgress: Progress = { update: () => {}, stop: () => {} };
@@ -55,5 +56,6 @@ export function createCliContext(options: CliContextOptions): CliContext {
     },
     output,
     stdout: options.stdout,
+    signal: options.signal,
   };
 }

@@ -30,13 +30,22 @@ async function connectDatabase(url: string): Promise<pg.Client> {
   return client;
 }
 
-/** Runs work with a fresh connection and always closes it, so the CLI process can exit. */
-export async function withDatabase<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/**
+ * Runs work with a fresh connection and always closes it, so the CLI process can exit. When `signal`
+ * aborts (SIGTERM), the connection is closed at once: the statement in flight fails, and Postgres rolls
+ * back the open transaction and releases its locks, so a stopped command leaves nothing half-done.
+ */
+export async function withDatabase<T>(url: string, signal: AbortSignal, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  signal.throwIfAborted();
   const client = await connectDatabase(url);
+  const close = () => client.end().catch(() => {});
+  signal.addEventListener("abort", close, { once: true });
   try {
+    signal.throwIfAborted();
     return await work(client);
   } finally {
-    await client.end().catch(() => {});
+    signal.removeEventListener("abort", close);
+    await close();
   }
 }
 

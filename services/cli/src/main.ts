@@ -1,5 +1,6 @@
 import { commandModules } from "./command-modules.ts";
 import { runCli } from "./program.ts";
+import { abortOnStopSignals } from "./stop-signals.ts";
 
 process.exitCode = await runCli({
   argv: process.argv,
@@ -8,4 +9,5 @@ process.exitCode = await runCli({
   stdout: process.stdout,
   stderr: process.stderr,
   modules: commandModules,
+  signal: abortOnStopSignals(process),
 });

@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
+import cliPackage from "../package.json" with { type: "json" };
 import type { CliContext, RegisterCommands } from "./cli-context.ts";
 import { CliError } from "./cli-error.ts";
 import { createCliContext } from "./create-cli-context.ts";
+import { StopRequested } from "./stop-signals.ts";
 
 export interface RunCliOptions {
   /** process.argv: node, script, then the arguments. */
@@ -11,6 +13,8 @@ export interface RunCliOptions {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   modules: readonly RegisterCommands[];
+  /** Aborted by SIGTERM/SIGINT (main.ts): the running command stops, and runCli answers 128 + the signal's number. */
+  signal?: AbortSignal;
 }
 
 function errorDocument(code: string, message: string): string {
@@ -53,16 +57,19 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   const program = new Command();
   // Known for sure only after parsing; a usage error can happen before, so look at the raw words.
   let json = options.argv.slice(2).includes("--json");
+  const signal = options.signal ?? new AbortController().signal;
   const context: CliContext = createCliContext({
     env: options.env,
     cwd: options.cwd,
     isJson: () => json,
     stdout: options.stdout,
     stderr: options.stderr,
+    signal,
   });
   program
     .name("subdata")
     .description("Operate a subdata deployment: migrations, demo data, app-like changes for development, keys, webhooks, audit.")
+    .version(cliPackage.version, "-V, --version", "print the version of subdata")
     .option("--json", "print one JSON document on stdout and nothing else")
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError("(run with --help for usage)")
@@ -96,6 +103,12 @@ export async function runCli(options: RunCliOptions): Promise<number> {
       const message = error.code === "commander.help" ? "a command is required (run with --help to list them)" : error.message.replace(/^error: /, "");
       if (json) options.stdout.write(errorDocument("usage", message));
       return 1;
+    }
+    // Whatever the interrupted command threw (a closed connection, an abort), the cause is the signal.
+    if (signal.aborted && signal.reason instanceof StopRequested) {
+      options.stderr.write(`error: ${signal.reason.message}\n`);
+      if (json) options.stdout.write(errorDocument("stopped", signal.reason.message));
+      return signal.reason.exitStatus;
     }
     const code = error instanceof CliError ? error.code : "internal";
     const message = error instanceof Error ? error.message : String(error);

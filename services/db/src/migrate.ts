@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
+import type pg from "pg";
 
 /**
  * The folder of SQL migrations, resolved from this file so it works from any working directory. The
@@ -8,12 +9,19 @@ import { runner } from "node-pg-migrate";
  */
 export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.url));
 
-export interface MigrateOptions {
-  /** A connection string for a user that owns the schema (not a service role). */
-  databaseUrl: string;
+export type MigrateOptions = (
+  | {
+      /** A connection string for a user that owns the schema (not a service role). */
+      databaseUrl: string;
+    }
+  | {
+      /** A connected client of such a user, which the caller ends (the CLI closes it to stop on SIGTERM). */
+      client: pg.ClientBase;
+    }
+) & {
   /** Receives one line per migration applied; silent by default. */
   log?: (line: string) => void;
-}
+};
 
 /**
  * Applies every pending migration, in order, each in its own transaction. node-pg-migrate takes an
@@ -23,7 +31,7 @@ export interface MigrateOptions {
 export async function migrate(options: MigrateOptions): Promise<string[]> {
   const log = options.log ?? (() => {});
   const applied = await runner({
-    databaseUrl: options.databaseUrl,
+    ...("client" in options ? { dbClient: options.client } : { databaseUrl: options.databaseUrl }),
     dir: migrationsDir,
     direction: "up",
     migrationsTable: "pgmigrations",

@@ -130,10 +130,199 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /**
+         * This document
+         * @description The OpenAPI 3.1 description of the REST API and of the webhooks. Needs no API key; takes no query parameters.
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * This document (headers only)
+         * @description The OpenAPI 3.1 description of the REST API and of the webhooks. Needs no API key; takes no query parameters.
+         */
+        head: operations["getOpenApiDocumentHead"];
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface webhooks {
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The subscription was created
+         * @description Sent for every `subscription.created` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["subscriptionCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The subscription changed
+         * @description Sent for every `subscription.updated` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it. `webhooks test` sends a synthetic event of this type, marked `"test": true`.
+         */
+        post: operations["subscriptionUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The subscription was deleted
+         * @description Sent for every `subscription.deleted` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["subscriptionDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The charge was created
+         * @description Sent for every `charge.created` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["chargeCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The charge changed
+         * @description Sent for every `charge.updated` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["chargeUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charge.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The charge was deleted
+         * @description Sent for every `charge.deleted` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["chargeDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order was created
+         * @description Sent for every `order.created` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["orderCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order changed
+         * @description Sent for every `order.updated` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["orderUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The order was deleted
+         * @description Sent for every `order.deleted` event to each enabled endpoint registered for it. The body is byte for byte the change feed's item for the same event; `data.object` is the resource as the REST API shows it.
+         */
+        post: operations["orderDeletedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -141,7 +330,6 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @description An amount of money; never a float, never without its currency. */
@@ -393,9 +581,62 @@ export interface components {
             /** @description The subscription after the change (for deletes, its last state) and what an update changed. */
             data: {
                 object: components["schemas"]["Subscription"];
-                /** @description For updates: the changed attributes' values before the change; otherwise empty. */
-                previous_attributes: Record<string, unknown>;
+                /** @description For subscription.updated: the value before the change of each attribute that changed, in the form data.object uses; otherwise empty. */
+                previous_attributes: {
+                    /** @enum {string} */
+                    status?: "ACTIVE" | "TRIALING" | "PAST_DUE" | "PAUSED" | "CANCELLED" | "EXPIRED";
+                    customer?: components["schemas"]["Customer"];
+                    plan?: components["schemas"]["Plan"];
+                    price?: components["schemas"]["Money"];
+                    quantity?: number;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    current_period_start?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    current_period_end?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    next_charge_at?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    trial_ends_at?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    paused_at?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    cancelled_at?: string | null;
+                    cancellation_reason?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    created_at?: string;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    updated_at?: string;
+                };
             };
+            /**
+             * @description Present, and true, only on the synthetic event `webhooks test` sends; real events and the change feed never carry it.
+             * @constant
+             */
+            test?: true;
         };
         /** @description A charge was created, changed or deleted. */
         ChargeEvent: {
@@ -411,8 +652,32 @@ export interface components {
             /** @description The charge after the change (for deletes, its last state) and what an update changed. */
             data: {
                 object: components["schemas"]["Charge"];
-                /** @description For updates: the changed attributes' values before the change; otherwise empty. */
-                previous_attributes: Record<string, unknown>;
+                /** @description For charge.updated: the value before the change of each attribute that changed, in the form data.object uses; otherwise empty. */
+                previous_attributes: {
+                    subscription_id?: string;
+                    /** @enum {string} */
+                    status?: "PENDING" | "SUCCEEDED" | "FAILED" | "SKIPPED" | "REFUNDED" | "PARTIALLY_REFUNDED";
+                    amount?: components["schemas"]["Money"];
+                    amount_refunded?: components["schemas"]["Money"];
+                    order_id?: string | null;
+                    failure_code?: string | null;
+                    failure_message?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    scheduled_at?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    processed_at?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    created_at?: string;
+                };
             };
         };
         /** @description An order (with its line items) was created, changed or deleted. */
@@ -429,8 +694,30 @@ export interface components {
             /** @description The order after the change (for deletes, its last state) and what an update changed. */
             data: {
                 object: components["schemas"]["Order"];
-                /** @description For updates: the changed attributes' values before the change; otherwise empty. */
-                previous_attributes: Record<string, unknown>;
+                /** @description For order.updated: the value before the change of each attribute that changed, in the form data.object uses; otherwise empty. */
+                previous_attributes: {
+                    subscription_id?: string;
+                    charge_id?: string | null;
+                    number?: number;
+                    /** @enum {string} */
+                    status?: "PAID" | "FULFILLED" | "CANCELLED" | "REFUNDED";
+                    subtotal?: components["schemas"]["Money"];
+                    discount?: components["schemas"]["Money"];
+                    shipping?: components["schemas"]["Money"];
+                    tax?: components["schemas"]["Money"];
+                    total?: components["schemas"]["Money"];
+                    line_items?: components["schemas"]["LineItem"][];
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    created_at?: string;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    updated_at?: string;
+                };
             };
         };
         /** @description One committed change: byte for byte the body a webhook carries for the same event. */
@@ -1530,6 +1817,651 @@ export interface operations {
                 content: {
                     "application/json": Record<string, unknown>;
                 };
+            };
+            /** @description A query parameter was given: this document takes none. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description Unexpected error. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOpenApiDocumentHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter was given: this document takes none. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected error. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionEvent"] & {
+                    /** @constant */
+                    type: "subscription.created";
+                    data: {
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionEvent"] & {
+                    /** @constant */
+                    type: "subscription.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionEvent"] & {
+                    /** @constant */
+                    type: "subscription.deleted";
+                    data: {
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chargeCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeEvent"] & {
+                    /** @constant */
+                    type: "charge.created";
+                    data: {
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chargeUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeEvent"] & {
+                    /** @constant */
+                    type: "charge.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chargeDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeEvent"] & {
+                    /** @constant */
+                    type: "charge.deleted";
+                    data: {
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderEvent"] & {
+                    /** @constant */
+                    type: "order.created";
+                    data: {
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderEvent"] & {
+                    /** @constant */
+                    type: "order.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, equal to the body's `id`: the same on every retry, resend and replay. Dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; reject deliveries too far from your clock. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint's secret; during a rotation one entry per valid secret, space-separated. Verify it with a Standard Webhooks library before trusting the body. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the change that caused the event, with a new span id per attempt. Informational: not signed. */
+                traceparent: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event (Standard Webhooks payload). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderEvent"] & {
+                    /** @constant */
+                    type: "order.deleted";
+                    data: {
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: subdata disables the endpoint at once and cancels its pending deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: retried per the schedule, honouring a Retry-After within bounds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Acknowledged: the delivery succeeded. Answer within 15 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status fails this attempt (as do 3xx, timeouts and refused connections): retried per the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried per the schedule, honouring a Retry-After within bounds. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

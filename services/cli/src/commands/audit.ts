@@ -106,7 +106,7 @@ export const registerAuditCommands: RegisterCommands = (program, context) => {
         throw new CliError("will not write gzipped data to a terminal: give --output <file> or redirect stdout");
       }
       const range = { since: timestampToPgText(since), until: timestampToPgText(until) };
-      const result = await withDatabase(databaseUrlSetting(context), (client) =>
+      const result = await withDatabase(databaseUrlSetting(context), context.signal, (client) =>
         exportAuditEvents(client, range, options.output === undefined ? { stream: context.stdout } : { file: options.output }),
       );
       const summary = {

@@ -62,7 +62,7 @@ export const registerChargesCommands: RegisterCommands = (program, context) => {
       const status = parseStatus(statusText);
       const failure = failureOptions(status, options);
       const databaseUrl = databaseUrlSetting(context);
-      const change = await withDatabase(databaseUrl, (client) => setChargeStatus(client, { chargeId, status, ...failure }));
+      const change = await withDatabase(databaseUrl, context.signal, (client) => setChargeStatus(client, { chargeId, status, ...failure }));
       context.output.result(change, summary(change));
     });
 
@@ -74,7 +74,7 @@ export const registerChargesCommands: RegisterCommands = (program, context) => {
     .action(async (chargeId: string, options: { amount: string }) => {
       const amount = parseDecimal(options.amount, "--amount", { allowZero: false });
       const databaseUrl = databaseUrlSetting(context);
-      const change = await withDatabase(databaseUrl, (client) => refundCharge(client, { chargeId, amount }));
+      const change = await withDatabase(databaseUrl, context.signal, (client) => refundCharge(client, { chargeId, amount }));
       context.output.result(
         change,
         `${change.id}: refunded ${change.refunded} ${change.currency} (${change.amountRefunded} of ${change.amount} in all); ` +
@@ -91,7 +91,7 @@ export const registerChargesCommands: RegisterCommands = (program, context) => {
     .argument("<charge-id>", "ch_…")
     .action(async (chargeId: string) => {
       const databaseUrl = databaseUrlSetting(context);
-      const deletion = await withDatabase(databaseUrl, (client) => deleteCharge(client, chargeId));
+      const deletion = await withDatabase(databaseUrl, context.signal, (client) => deleteCharge(client, chargeId));
       const detached =
         deletion.ordersDetached.length === 0
           ? ""

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigError, createLogger, createMetrics, createPool, startMetricsServer } from "@subdata/runtime";
 import type { CliContext, RegisterCommands } from "../cli-context.ts";
 import { CliError, configError } from "../cli-error.ts";
@@ -105,7 +106,7 @@ export const registerMaintainCommand: RegisterCommands = (program, context) => {
       const repository = createMaintenanceRepository(pool);
       try {
         if (everyMs === undefined) {
-          const report = await runMaintenance({ repository, settings });
+          const report = await runMaintenance({ repository, settings, signal: context.signal });
           record(report);
           if (settings.pushgatewayUrl !== undefined) {
             try {
@@ -136,6 +137,7 @@ export const registerMaintainCommand: RegisterCommands = (program, context) => {
           registry,
           record,
           repository,
+          signal: context.signal,
         });
       } finally {
         await pool.end();
@@ -152,17 +154,15 @@ async function runRepeatedly(options: {
   registry: ReturnType<typeof createMetrics>;
   record: (report: MaintenanceReport) => void;
   repository: ReturnType<typeof createMaintenanceRepository>;
+  /** SIGTERM/SIGINT: the run in progress stops between batches, the timer is cancelled, and the loop ends. */
+  signal: AbortSignal;
 }): Promise<void> {
   const logger = createLogger({ name: "subdata-maintain", level: options.level ?? "info" });
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once("SIGTERM", onSignal);
-  process.once("SIGINT", onSignal);
   const server = options.metricsPort === undefined ? undefined : await startMetricsServer(options.registry, options.host, options.metricsPort);
   if (server) logger.info({ metricsPort: server.address.port }, "maintenance metrics listening");
   try {
-    while (!stop.signal.aborted) {
-      const report = await runMaintenance({ repository: options.repository, settings: options.settings, signal: stop.signal });
+    while (!options.signal.aborted) {
+      const report = await runMaintenance({ repository: options.repository, settings: options.settings, signal: options.signal });
       options.record(report);
       const summary = {
         created: report.audit.created,
@@ -173,17 +173,10 @@ async function runRepeatedly(options: {
       };
       if (report.ok) logger.info(summary, "maintenance run done");
       else logger.error({ ...summary, failures: report.failures }, "maintenance run had failures; the next run tries again");
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, options.everyMs);
-        stop.signal.addEventListener("abort", () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      // The wait ends early, without an error, when the signal aborts; the loop condition then ends it.
+      await sleep(options.everyMs, undefined, { signal: options.signal }).catch(() => {});
     }
   } finally {
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
     await server?.close();
     logger.info("maintenance stopped");
   }

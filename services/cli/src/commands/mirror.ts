@@ -6,7 +6,6 @@ import {
   MirrorError,
   resolveMirrorSettings,
   resultText,
-  withStopSignals,
 } from "@subdata/mirror";
 import type { RegisterCommands } from "../cli-context.ts";
 import { CliError } from "../cli-error.ts";
@@ -40,9 +39,8 @@ export const registerMirrorCommand: RegisterCommands = (program, context) => {
     .action(async (options: MirrorCommandOptions) => {
       try {
         const settings = resolveMirrorSettings(options, (name) => context.setting(name));
-        const result = await withStopSignals((signal) =>
-          executeMirror(settings, { signal, onProgress: createProgressPrinter((line) => context.output.info(line)) }),
-        );
+        // SIGTERM/SIGINT: the mirror finishes the page it is applying and returns (stopped: true, exit 0).
+        const result = await executeMirror(settings, { signal: context.signal, onProgress: createProgressPrinter((line) => context.output.info(line)) });
         context.output.result(
           { schema: settings.schema, phase: result.phase, stopped: result.stopped, events_applied: result.eventsApplied, rows: result.rows },
           resultText(result, settings),

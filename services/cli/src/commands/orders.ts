@@ -32,7 +32,7 @@ export const registerOrdersCommands: RegisterCommands = (program, context) => {
     .action(async (orderId: string, statusText: string) => {
       const status = parseStatus(statusText);
       const databaseUrl = databaseUrlSetting(context);
-      const change = await withDatabase(databaseUrl, (client) => setOrderStatus(client, { orderId, status }));
+      const change = await withDatabase(databaseUrl, context.signal, (client) => setOrderStatus(client, { orderId, status }));
       context.output.result(
         change,
         change.changed
@@ -58,7 +58,7 @@ export const registerOrdersCommands: RegisterCommands = (program, context) => {
       const quantity = parseWholeNumber(options.quantity, "--quantity", { min: 1, max: MAX_QUANTITY });
       const unitPrice = parseDecimal(options.unitPrice, "--unit-price", { allowZero: true });
       const databaseUrl = databaseUrlSetting(context);
-      const change = await withDatabase(databaseUrl, (client) => addOrderLineItem(client, { orderId, sku, title, quantity, unitPrice }));
+      const change = await withDatabase(databaseUrl, context.signal, (client) => addOrderLineItem(client, { orderId, sku, title, quantity, unitPrice }));
       const item = change.lineItem;
       context.output.result(
         change,
@@ -76,7 +76,7 @@ export const registerOrdersCommands: RegisterCommands = (program, context) => {
     .argument("<order-id>", "ord_…")
     .action(async (orderId: string) => {
       const databaseUrl = databaseUrlSetting(context);
-      const deletion = await withDatabase(databaseUrl, (client) => deleteOrder(client, orderId));
+      const deletion = await withDatabase(databaseUrl, context.signal, (client) => deleteOrder(client, orderId));
       const items = deletion.lineItemsDeleted === 1 ? "1 line item" : `${deletion.lineItemsDeleted} line items`;
       context.output.result(deletion, `${deletion.id}: deleted with its ${items} (was ${deletion.previousStatus}, version ${deletion.previousVersion})`);
     });

@@ -66,7 +66,7 @@ export const registerSeedCommand: RegisterCommands = (program, context) => {
 
       const started = performance.now();
       const progress = context.output.progress(subscriptions, "subscriptions");
-      const result = await withDatabase(databaseUrl, (client) =>
+      const result = await withDatabase(databaseUrl, context.signal, (client) =>
         runSeed(client, {
           merchantId: options.merchant,
           ...(options.name === undefined ? {} : { merchantName: options.name }),

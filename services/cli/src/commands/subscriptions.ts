@@ -25,7 +25,9 @@ export const registerSubscriptionsCommands: RegisterCommands = (program, context
       const status = parseStatus(statusText);
       if (options.reason !== undefined && status !== "CANCELLED") throw new CliError("--reason is only for STATUS CANCELLED");
       const databaseUrl = databaseUrlSetting(context);
-      const change = await withDatabase(databaseUrl, (client) => setSubscriptionStatus(client, { subscriptionId, status, reason: options.reason ?? null }));
+      const change = await withDatabase(databaseUrl, context.signal, (client) =>
+        setSubscriptionStatus(client, { subscriptionId, status, reason: options.reason ?? null }),
+      );
       context.output.result(
         change,
         change.changed

@@ -310,7 +310,7 @@ export const registerWebhooksCommands: RegisterCommands = (program, context) => 
       const batchSize = parseWholeNumber(options.batchSize, "--batch-size", { min: 1, max: MAX_REENCRYPT_BATCH_SIZE });
       const keys = secretKeySettings(context);
       const secretBox = createSecretBox(keys.SUBDATA_WEBHOOK_SECRET_KEY, keys.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS);
-      const report = await withDatabase(databaseUrlSetting(context), async (client) => {
+      const report = await withDatabase(databaseUrlSetting(context), context.signal, async (client) => {
         const total = Number((await client.query<{ count: string }>("SELECT count(*) FROM webhook_endpoints")).rows[0]!.count);
         const progress = context.output.progress(total, "endpoints");
         try {

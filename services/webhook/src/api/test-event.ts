@@ -70,7 +70,6 @@ export function buildTestEvent(eventId: string, now: Date): TestEvent {
         "current_period_end",
         "next_charge_at",
         "updated_at",
-        "version",
       ]),
     },
     test: true,

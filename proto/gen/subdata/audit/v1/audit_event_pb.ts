@@ -29,11 +29,15 @@ export type AuditEvent = Message<"subdata.audit.v1.AuditEvent"> & {
   id: string;
 
   /**
+   * The merchant whose data was read, "mer_…".
+   *
    * @generated from field: string merchant_id = 2;
    */
   merchantId: string;
 
   /**
+   * The API key that made the read, "key_…".
+   *
    * @generated from field: string api_key_id = 3;
    */
   apiKeyId: string;
@@ -46,6 +50,8 @@ export type AuditEvent = Message<"subdata.audit.v1.AuditEvent"> & {
   requestId: string;
 
   /**
+   * When the gateway received the request.
+   *
    * @generated from field: google.protobuf.Timestamp occurred_at = 5;
    */
   occurredAt?: Timestamp | undefined;
@@ -93,11 +99,15 @@ export type AuditEvent = Message<"subdata.audit.v1.AuditEvent"> & {
   status: number;
 
   /**
+   * The caller's address, as the gateway resolved it (through trusted proxies only).
+   *
    * @generated from field: string client_ip = 12;
    */
   clientIp: string;
 
   /**
+   * The User-Agent header as sent; empty when there was none.
+   *
    * @generated from field: string user_agent = 13;
    */
   userAgent: string;

@@ -30,65 +30,85 @@ export type RecordReadRequest = Message<"subdata.audit.v1.RecordReadRequest"> & 
   merchantId: string;
 
   /**
-   * Required.
+   * Required. The key that made the read.
    *
    * @generated from field: string api_key_id = 2;
    */
   apiKeyId: string;
 
   /**
-   * Required.
+   * Required. The Request-Id the caller saw.
    *
    * @generated from field: string request_id = 3;
    */
   requestId: string;
 
   /**
+   * When the gateway received the request.
+   *
    * @generated from field: google.protobuf.Timestamp occurred_at = 4;
    */
   occurredAt?: Timestamp | undefined;
 
   /**
+   * HTTP method, "GET" or "HEAD".
+   *
    * @generated from field: string method = 5;
    */
   method: string;
 
   /**
+   * The route template, e.g. "/v1/subscriptions/{id}".
+   *
    * @generated from field: string route = 6;
    */
   route: string;
 
   /**
+   * The query string as received, without the leading "?".
+   *
    * @generated from field: string query = 7;
    */
   query: string;
 
   /**
+   * Ids of the resources returned or asked for.
+   *
    * @generated from field: repeated string resource_ids = 8;
    */
   resourceIds: string[];
 
   /**
+   * Number of objects returned (list length, 1 for a single object, 0 on errors).
+   *
    * @generated from field: int32 result_count = 9;
    */
   resultCount: number;
 
   /**
+   * HTTP status of the response.
+   *
    * @generated from field: int32 status = 10;
    */
   status: number;
 
   /**
+   * The caller's address, as the gateway resolved it.
+   *
    * @generated from field: string client_ip = 11;
    */
   clientIp: string;
 
   /**
+   * The User-Agent header as sent; empty when there was none.
+   *
    * @generated from field: string user_agent = 12;
    */
   userAgent: string;
 
   /**
+   * Time from request received to response ready.
+   *
    * @generated from field: google.protobuf.Duration latency = 13;
    */
   latency?: Duration | undefined;
@@ -108,6 +128,8 @@ export const RecordReadRequestSchema: GenMessage<RecordReadRequest> = /*@__PURE_
  */
 export type RecordReadResponse = Message<"subdata.audit.v1.RecordReadResponse"> & {
   /**
+   * The id of the recorded event, "aud_…".
+   *
    * @generated from field: string audit_event_id = 1;
    */
   auditEventId: string;
@@ -148,6 +170,8 @@ export const RecordReadsRequestSchema: GenMessage<RecordReadsRequest> = /*@__PUR
  */
 export type RecordReadsResponse = Message<"subdata.audit.v1.RecordReadsResponse"> & {
   /**
+   * One per read of the request, in the same order.
+   *
    * @generated from field: repeated subdata.audit.v1.RecordReadsResponse.Result results = 1;
    */
   results: RecordReadsResponse_Result[];
@@ -167,6 +191,8 @@ export const RecordReadsResponseSchema: GenMessage<RecordReadsResponse> = /*@__P
  */
 export type RecordReadsResponse_Result = Message<"subdata.audit.v1.RecordReadsResponse.Result"> & {
   /**
+   * Recorded, or refused.
+   *
    * @generated from oneof subdata.audit.v1.RecordReadsResponse.Result.outcome
    */
   outcome: {
@@ -224,6 +250,8 @@ export type ListAuditEventsRequest = Message<"subdata.audit.v1.ListAuditEventsRe
   pageSize: number;
 
   /**
+   * Empty for the first page; otherwise the next_page_token of the previous page, with the same filter.
+   *
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
@@ -243,11 +271,15 @@ export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = 
  */
 export type ListAuditEventsResponse = Message<"subdata.audit.v1.ListAuditEventsResponse"> & {
   /**
+   * Up to page_size events, oldest first.
+   *
    * @generated from field: repeated subdata.audit.v1.AuditEvent audit_events = 1;
    */
   auditEvents: AuditEvent[];
 
   /**
+   * Pass as page_token for the next page; empty when this is the last page.
+   *
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;

@@ -29,6 +29,8 @@ export type ApiKey = Message<"subdata.auth.v1.ApiKey"> & {
   id: string;
 
   /**
+   * The merchant that owns it, "mer_…".
+   *
    * @generated from field: string merchant_id = 2;
    */
   merchantId: string;
@@ -48,6 +50,8 @@ export type ApiKey = Message<"subdata.auth.v1.ApiKey"> & {
   displayPrefix: string;
 
   /**
+   * When the key was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;

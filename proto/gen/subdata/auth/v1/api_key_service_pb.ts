@@ -58,6 +58,8 @@ export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__P
  */
 export type CreateApiKeyResponse = Message<"subdata.auth.v1.CreateApiKeyResponse"> & {
   /**
+   * The key's record (its prefix, never the key).
+   *
    * @generated from field: subdata.auth.v1.ApiKey api_key = 1;
    */
   apiKey?: ApiKey | undefined;
@@ -98,6 +100,8 @@ export type ListApiKeysRequest = Message<"subdata.auth.v1.ListApiKeysRequest"> &
   pageSize: number;
 
   /**
+   * Empty for the first page; otherwise the previous page's next_page_token, with the same merchant.
+   *
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
@@ -117,11 +121,15 @@ export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PUR
  */
 export type ListApiKeysResponse = Message<"subdata.auth.v1.ListApiKeysResponse"> & {
   /**
+   * Up to page_size keys, revoked and expired ones included, newest first.
+   *
    * @generated from field: repeated subdata.auth.v1.ApiKey api_keys = 1;
    */
   apiKeys: ApiKey[];
 
   /**
+   * Pass as page_token for the next page; empty when this is the last page.
+   *
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
@@ -169,6 +177,8 @@ export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__P
  */
 export type RevokeApiKeyResponse = Message<"subdata.auth.v1.RevokeApiKeyResponse"> & {
   /**
+   * The key with revoked_at set (the first revocation's time when it was already revoked).
+   *
    * @generated from field: subdata.auth.v1.ApiKey api_key = 1;
    */
   apiKey?: ApiKey | undefined;
@@ -195,16 +205,22 @@ export type AuthenticateApiKeyRequest = Message<"subdata.auth.v1.AuthenticateApi
   key: string;
 
   /**
+   * The caller's address as the gateway resolved it: failures are counted and logged per address.
+   *
    * @generated from field: string client_ip = 2;
    */
   clientIp: string;
 
   /**
+   * The User-Agent header as sent, for the security log.
+   *
    * @generated from field: string user_agent = 3;
    */
   userAgent: string;
 
   /**
+   * The gateway's Request-Id, so a security event can be matched with the request.
+   *
    * @generated from field: string request_id = 4;
    */
   requestId: string;
@@ -224,11 +240,15 @@ export const AuthenticateApiKeyRequestSchema: GenMessage<AuthenticateApiKeyReque
  */
 export type AuthenticateApiKeyResponse = Message<"subdata.auth.v1.AuthenticateApiKeyResponse"> & {
   /**
+   * The key's id, "key_…": audit events are recorded against it.
+   *
    * @generated from field: string api_key_id = 1;
    */
   apiKeyId: string;
 
   /**
+   * The merchant the key belongs to: every read is scoped to it.
+   *
    * @generated from field: string merchant_id = 2;
    */
   merchantId: string;

@@ -76,6 +76,8 @@ export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
  */
 export enum ErrorReason {
   /**
+   * Not set: no more specific reason than the status code.
+   *
    * @generated from enum value: ERROR_REASON_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,

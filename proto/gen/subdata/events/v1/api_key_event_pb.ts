@@ -22,16 +22,22 @@ export const file_subdata_events_v1_api_key_event: GenFile = /*@__PURE__*/
  */
 export type ApiKeyRevokedEvent = Message<"subdata.events.v1.ApiKeyRevokedEvent"> & {
   /**
+   * The revoked key, "key_…": gateways drop it from their cache of verified keys.
+   *
    * @generated from field: string api_key_id = 1;
    */
   apiKeyId: string;
 
   /**
+   * The merchant that owned it, "mer_…".
+   *
    * @generated from field: string merchant_id = 2;
    */
   merchantId: string;
 
   /**
+   * When it was revoked (the database's time of the first revocation).
+   *
    * @generated from field: google.protobuf.Timestamp revoked_at = 3;
    */
   revokedAt?: Timestamp | undefined;

@@ -37,11 +37,15 @@ export type ChangeEvent = Message<"subdata.events.v1.ChangeEvent"> & {
   id: string;
 
   /**
+   * What happened to which kind of resource, e.g. charge.updated.
+   *
    * @generated from field: subdata.events.v1.EventType type = 2;
    */
   type: EventType;
 
   /**
+   * The merchant that owns the resource, "mer_…".
+   *
    * @generated from field: string merchant_id = 3;
    */
   merchantId: string;

@@ -19,6 +19,8 @@ export const file_subdata_events_v1_event_type: GenFile = /*@__PURE__*/
  */
 export enum EventType {
   /**
+   * Not set; no event has it.
+   *
    * @generated from enum value: EVENT_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,

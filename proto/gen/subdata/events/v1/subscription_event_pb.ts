@@ -33,16 +33,22 @@ export type SubscriptionEvent = Message<"subdata.events.v1.SubscriptionEvent"> &
   id: string;
 
   /**
+   * subscription.created, .updated or .deleted.
+   *
    * @generated from field: subdata.events.v1.EventType type = 2;
    */
   type: EventType;
 
   /**
+   * The merchant that owns the subscription, "mer_…".
+   *
    * @generated from field: string merchant_id = 3;
    */
   merchantId: string;
 
   /**
+   * The subscription changed, "sub_…".
+   *
    * @generated from field: string subscription_id = 4;
    */
   subscriptionId: string;

@@ -30,11 +30,15 @@ export type Order = Message<"subdata.order.v1.Order"> & {
   id: string;
 
   /**
+   * The merchant that owns it, "mer_…".
+   *
    * @generated from field: string merchant_id = 2;
    */
   merchantId: string;
 
   /**
+   * The subscription it was created for, "sub_…".
+   *
    * @generated from field: string subscription_id = 3;
    */
   subscriptionId: string;
@@ -54,46 +58,64 @@ export type Order = Message<"subdata.order.v1.Order"> & {
   number: bigint;
 
   /**
+   * Where the order is in fulfilment.
+   *
    * @generated from field: subdata.order.v1.OrderStatus status = 6;
    */
   status: OrderStatus;
 
   /**
+   * The sum of the line items' totals. Every amount of an order is in the same currency.
+   *
    * @generated from field: subdata.common.v1.Money subtotal = 7;
    */
   subtotal?: Money | undefined;
 
   /**
+   * Taken off the subtotal (zero when none).
+   *
    * @generated from field: subdata.common.v1.Money discount = 8;
    */
   discount?: Money | undefined;
 
   /**
+   * Shipping charged (zero when none).
+   *
    * @generated from field: subdata.common.v1.Money shipping = 9;
    */
   shipping?: Money | undefined;
 
   /**
+   * Tax charged (zero when none).
+   *
    * @generated from field: subdata.common.v1.Money tax = 10;
    */
   tax?: Money | undefined;
 
   /**
+   * What the customer pays: subtotal − discount + shipping + tax.
+   *
    * @generated from field: subdata.common.v1.Money total = 11;
    */
   total?: Money | undefined;
 
   /**
+   * The products, in the order they were added (position order).
+   *
    * @generated from field: repeated subdata.order.v1.LineItem line_items = 12;
    */
   lineItems: LineItem[];
 
   /**
+   * When the order was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 13;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When the order or one of its line items last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 14;
    */
   updatedAt?: Timestamp | undefined;
@@ -120,21 +142,29 @@ export const OrderSchema: GenMessage<Order> = /*@__PURE__*/
  */
 export type LineItem = Message<"subdata.order.v1.LineItem"> & {
   /**
+   * The merchant's stock-keeping unit for the product.
+   *
    * @generated from field: string sku = 1;
    */
   sku: string;
 
   /**
+   * The product's name as shown to the customer.
+   *
    * @generated from field: string title = 2;
    */
   title: string;
 
   /**
+   * How many, at least 1.
+   *
    * @generated from field: int32 quantity = 3;
    */
   quantity: number;
 
   /**
+   * The price of one, in the order's currency (zero for a free item).
+   *
    * @generated from field: subdata.common.v1.Money unit_price = 4;
    */
   unitPrice?: Money | undefined;
@@ -161,26 +191,36 @@ export const LineItemSchema: GenMessage<LineItem> = /*@__PURE__*/
  */
 export enum OrderStatus {
   /**
+   * Not set; never stored.
+   *
    * @generated from enum value: ORDER_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Paid, not shipped or delivered yet.
+   *
    * @generated from enum value: ORDER_STATUS_PAID = 1;
    */
   PAID = 1,
 
   /**
+   * Shipped or delivered to the customer.
+   *
    * @generated from enum value: ORDER_STATUS_FULFILLED = 2;
    */
   FULFILLED = 2,
 
   /**
+   * Cancelled before fulfilment.
+   *
    * @generated from enum value: ORDER_STATUS_CANCELLED = 3;
    */
   CANCELLED = 3,
 
   /**
+   * The payment was returned to the customer.
+   *
    * @generated from enum value: ORDER_STATUS_REFUNDED = 4;
    */
   REFUNDED = 4,

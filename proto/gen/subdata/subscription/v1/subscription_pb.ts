@@ -38,16 +38,22 @@ export type Subscription = Message<"subdata.subscription.v1.Subscription"> & {
   merchantId: string;
 
   /**
+   * Where the subscription is in its lifecycle.
+   *
    * @generated from field: subdata.subscription.v1.SubscriptionStatus status = 3;
    */
   status: SubscriptionStatus;
 
   /**
+   * The subscriber.
+   *
    * @generated from field: subdata.subscription.v1.Customer customer = 4;
    */
   customer?: Customer | undefined;
 
   /**
+   * What it buys; the price below is the subscription's own, which may differ from the plan's list price.
+   *
    * @generated from field: subdata.subscription.v1.Plan plan = 5;
    */
   plan?: Plan | undefined;
@@ -60,16 +66,22 @@ export type Subscription = Message<"subdata.subscription.v1.Subscription"> & {
   price?: Money | undefined;
 
   /**
+   * Units bought, at least 1; a charge is price × quantity.
+   *
    * @generated from field: int32 quantity = 7;
    */
   quantity: number;
 
   /**
+   * Start of the billing period in progress (inclusive).
+   *
    * @generated from field: google.protobuf.Timestamp current_period_start = 8;
    */
   currentPeriodStart?: Timestamp | undefined;
 
   /**
+   * End of the billing period in progress (exclusive): the next period starts here.
+   *
    * @generated from field: google.protobuf.Timestamp current_period_end = 9;
    */
   currentPeriodEnd?: Timestamp | undefined;
@@ -82,31 +94,43 @@ export type Subscription = Message<"subdata.subscription.v1.Subscription"> & {
   nextChargeAt?: Timestamp | undefined;
 
   /**
+   * When the free trial ends; unset when the subscription never had one.
+   *
    * @generated from field: google.protobuf.Timestamp trial_ends_at = 11;
    */
   trialEndsAt?: Timestamp | undefined;
 
   /**
+   * When it was paused; unset unless the status is PAUSED.
+   *
    * @generated from field: google.protobuf.Timestamp paused_at = 12;
    */
   pausedAt?: Timestamp | undefined;
 
   /**
+   * When it was cancelled; unset unless the status is CANCELLED.
+   *
    * @generated from field: google.protobuf.Timestamp cancelled_at = 13;
    */
   cancelledAt?: Timestamp | undefined;
 
   /**
+   * Why it was cancelled, in the merchant's words (e.g. "too_expensive"); unset when not cancelled or not given.
+   *
    * @generated from field: optional string cancellation_reason = 14;
    */
   cancellationReason?: string | undefined;
 
   /**
+   * When the subscription was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 15;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When any of its fields last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 16;
    */
   updatedAt?: Timestamp | undefined;
@@ -140,11 +164,15 @@ export type Customer = Message<"subdata.subscription.v1.Customer"> & {
   id: string;
 
   /**
+   * The customer's email address, as the merchant recorded it.
+   *
    * @generated from field: string email = 2;
    */
   email: string;
 
   /**
+   * The customer's display name.
+   *
    * @generated from field: string name = 3;
    */
   name: string;
@@ -171,11 +199,15 @@ export type Plan = Message<"subdata.subscription.v1.Plan"> & {
   id: string;
 
   /**
+   * The plan's display name (e.g. "Coffee club, monthly").
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * The unit of the billing period.
+   *
    * @generated from field: subdata.subscription.v1.PlanInterval interval = 3;
    */
   interval: PlanInterval;
@@ -209,16 +241,22 @@ export type Charge = Message<"subdata.subscription.v1.Charge"> & {
   id: string;
 
   /**
+   * The subscription billed, "sub_…".
+   *
    * @generated from field: string subscription_id = 2;
    */
   subscriptionId: string;
 
   /**
+   * The charge's outcome so far.
+   *
    * @generated from field: subdata.subscription.v1.ChargeStatus status = 3;
    */
   status: ChargeStatus;
 
   /**
+   * What the charge bills for its period (price × quantity at the time), in the subscription's currency.
+   *
    * @generated from field: subdata.common.v1.Money amount = 4;
    */
   amount?: Money | undefined;
@@ -238,26 +276,36 @@ export type Charge = Message<"subdata.subscription.v1.Charge"> & {
   orderId?: string | undefined;
 
   /**
+   * Why the charge failed, a stable code from the payment processor (e.g. "card_declined"); set only when FAILED.
+   *
    * @generated from field: optional string failure_code = 7;
    */
   failureCode?: string | undefined;
 
   /**
+   * The processor's human-readable explanation of failure_code; set only when FAILED.
+   *
    * @generated from field: optional string failure_message = 8;
    */
   failureMessage?: string | undefined;
 
   /**
+   * When the charge is, or was, due.
+   *
    * @generated from field: google.protobuf.Timestamp scheduled_at = 9;
    */
   scheduledAt?: Timestamp | undefined;
 
   /**
+   * When the processor settled it (succeeded or failed); unset while PENDING or when SKIPPED.
+   *
    * @generated from field: google.protobuf.Timestamp processed_at = 10;
    */
   processedAt?: Timestamp | undefined;
 
   /**
+   * When the charge was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 11;
    */
   createdAt?: Timestamp | undefined;
@@ -284,36 +332,50 @@ export const ChargeSchema: GenMessage<Charge> = /*@__PURE__*/
  */
 export enum SubscriptionStatus {
   /**
+   * Not set; never stored, and refused where a status is required.
+   *
    * @generated from enum value: SUBSCRIPTION_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * The current period is paid; the next charge falls due at current_period_end.
+   *
    * @generated from enum value: SUBSCRIPTION_STATUS_ACTIVE = 1;
    */
   ACTIVE = 1,
 
   /**
+   * In its free trial, which ends at trial_ends_at with the first charge.
+   *
    * @generated from enum value: SUBSCRIPTION_STATUS_TRIALING = 2;
    */
   TRIALING = 2,
 
   /**
+   * The current period's charge failed; next_charge_at is the next retry.
+   *
    * @generated from enum value: SUBSCRIPTION_STATUS_PAST_DUE = 3;
    */
   PAST_DUE = 3,
 
   /**
+   * Paused since paused_at: no charges until it is resumed.
+   *
    * @generated from enum value: SUBSCRIPTION_STATUS_PAUSED = 4;
    */
   PAUSED = 4,
 
   /**
+   * Cancelled at cancelled_at: no further charges. Final.
+   *
    * @generated from enum value: SUBSCRIPTION_STATUS_CANCELLED = 5;
    */
   CANCELLED = 5,
 
   /**
+   * A fixed term ended at current_period_end: no further charges. Final.
+   *
    * @generated from enum value: SUBSCRIPTION_STATUS_EXPIRED = 6;
    */
   EXPIRED = 6,
@@ -332,26 +394,36 @@ export const SubscriptionStatusSchema: GenEnum<SubscriptionStatus> = /*@__PURE__
  */
 export enum PlanInterval {
   /**
+   * Not set; never stored.
+   *
    * @generated from enum value: PLAN_INTERVAL_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Billed every interval_count days.
+   *
    * @generated from enum value: PLAN_INTERVAL_DAY = 1;
    */
   DAY = 1,
 
   /**
+   * Billed every interval_count weeks.
+   *
    * @generated from enum value: PLAN_INTERVAL_WEEK = 2;
    */
   WEEK = 2,
 
   /**
+   * Billed every interval_count calendar months.
+   *
    * @generated from enum value: PLAN_INTERVAL_MONTH = 3;
    */
   MONTH = 3,
 
   /**
+   * Billed every interval_count years.
+   *
    * @generated from enum value: PLAN_INTERVAL_YEAR = 4;
    */
   YEAR = 4,
@@ -370,36 +442,50 @@ export const PlanIntervalSchema: GenEnum<PlanInterval> = /*@__PURE__*/
  */
 export enum ChargeStatus {
   /**
+   * Not set; never stored.
+   *
    * @generated from enum value: CHARGE_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Scheduled or sent to the processor, not settled yet.
+   *
    * @generated from enum value: CHARGE_STATUS_PENDING = 1;
    */
   PENDING = 1,
 
   /**
+   * Paid: the amount was collected, and the charge created an order.
+   *
    * @generated from enum value: CHARGE_STATUS_SUCCEEDED = 2;
    */
   SUCCEEDED = 2,
 
   /**
+   * Declined or errored: failure_code and failure_message say why.
+   *
    * @generated from enum value: CHARGE_STATUS_FAILED = 3;
    */
   FAILED = 3,
 
   /**
+   * Not attempted for its period (so never processed).
+   *
    * @generated from enum value: CHARGE_STATUS_SKIPPED = 4;
    */
   SKIPPED = 4,
 
   /**
+   * Paid, then refunded in full: amount_refunded equals amount.
+   *
    * @generated from enum value: CHARGE_STATUS_REFUNDED = 5;
    */
   REFUNDED = 5,
 
   /**
+   * Paid, then refunded in part: amount_refunded is above zero and below amount.
+   *
    * @generated from enum value: CHARGE_STATUS_PARTIALLY_REFUNDED = 6;
    */
   PARTIALLY_REFUNDED = 6,

@@ -30,6 +30,8 @@ export type Delivery = Message<"subdata.webhook.v1.Delivery"> & {
   id: string;
 
   /**
+   * The endpoint it is owed to, "we_…".
+   *
    * @generated from field: string endpoint_id = 2;
    */
   endpointId: string;
@@ -42,6 +44,8 @@ export type Delivery = Message<"subdata.webhook.v1.Delivery"> & {
   eventId: string;
 
   /**
+   * The type of the event delivered.
+   *
    * @generated from field: subdata.events.v1.EventType event_type = 4;
    */
   eventType: EventType;
@@ -61,31 +65,43 @@ export type Delivery = Message<"subdata.webhook.v1.Delivery"> & {
   version: bigint;
 
   /**
+   * Where the delivery stands.
+   *
    * @generated from field: subdata.webhook.v1.DeliveryStatus status = 7;
    */
   status: DeliveryStatus;
 
   /**
+   * HTTP requests made so far (0 before the first).
+   *
    * @generated from field: int32 attempt_count = 8;
    */
   attemptCount: number;
 
   /**
+   * When the next attempt is due; unset once the delivery is no longer PENDING.
+   *
    * @generated from field: google.protobuf.Timestamp next_attempt_at = 9;
    */
   nextAttemptAt?: Timestamp | undefined;
 
   /**
+   * When the latest attempt started; unset before the first.
+   *
    * @generated from field: google.protobuf.Timestamp last_attempt_at = 10;
    */
   lastAttemptAt?: Timestamp | undefined;
 
   /**
+   * When the 2xx arrived; set only when SUCCEEDED.
+   *
    * @generated from field: google.protobuf.Timestamp delivered_at = 11;
    */
   deliveredAt?: Timestamp | undefined;
 
   /**
+   * When the event was accepted for this endpoint.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 12;
    */
   createdAt?: Timestamp | undefined;
@@ -119,6 +135,8 @@ export type Attempt = Message<"subdata.webhook.v1.Attempt"> & {
   id: string;
 
   /**
+   * The delivery it belongs to, "whd_…".
+   *
    * @generated from field: string delivery_id = 2;
    */
   deliveryId: string;
@@ -131,11 +149,15 @@ export type Attempt = Message<"subdata.webhook.v1.Attempt"> & {
   attemptNumber: number;
 
   /**
+   * When the request was started.
+   *
    * @generated from field: google.protobuf.Timestamp started_at = 4;
    */
   startedAt?: Timestamp | undefined;
 
   /**
+   * From the start of the request to the response's end, or to the failure.
+   *
    * @generated from field: google.protobuf.Duration latency = 5;
    */
   latency?: Duration | undefined;
@@ -148,6 +170,8 @@ export type Attempt = Message<"subdata.webhook.v1.Attempt"> & {
   responseStatus: number;
 
   /**
+   * Why it did not succeed; NONE when it did.
+   *
    * @generated from field: subdata.webhook.v1.AttemptErrorClass error_class = 7;
    */
   errorClass: AttemptErrorClass;
@@ -174,6 +198,8 @@ export const AttemptSchema: GenMessage<Attempt> = /*@__PURE__*/
  */
 export enum DeliveryStatus {
   /**
+   * Not set; never stored (as a filter: every status).
+   *
    * @generated from enum value: DELIVERY_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
@@ -220,6 +246,8 @@ export const DeliveryStatusSchema: GenEnum<DeliveryStatus> = /*@__PURE__*/
  */
 export enum AttemptErrorClass {
   /**
+   * Not set; never stored.
+   *
    * @generated from enum value: ATTEMPT_ERROR_CLASS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
@@ -260,6 +288,8 @@ export enum AttemptErrorClass {
   DNS = 5,
 
   /**
+   * The TLS handshake failed (an untrusted, expired or mismatched certificate, or no common protocol).
+   *
    * @generated from enum value: ATTEMPT_ERROR_CLASS_TLS = 6;
    */
   TLS = 6,

@@ -44,11 +44,15 @@ export type ListDeliveriesRequest = Message<"subdata.webhook.v1.ListDeliveriesRe
   status: DeliveryStatus;
 
   /**
+   * 1–200; 0 means 50.
+   *
    * @generated from field: int32 page_size = 4;
    */
   pageSize: number;
 
   /**
+   * Empty for the first page; otherwise the previous page's next_page_token, with the same other fields.
+   *
    * @generated from field: string page_token = 5;
    */
   pageToken: string;
@@ -68,11 +72,15 @@ export const ListDeliveriesRequestSchema: GenMessage<ListDeliveriesRequest> = /*
  */
 export type ListDeliveriesResponse = Message<"subdata.webhook.v1.ListDeliveriesResponse"> & {
   /**
+   * Up to page_size deliveries, newest first.
+   *
    * @generated from field: repeated subdata.webhook.v1.Delivery deliveries = 1;
    */
   deliveries: Delivery[];
 
   /**
+   * Pass as page_token for the next page; empty when this is the last page.
+   *
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
@@ -106,11 +114,15 @@ export type ListAttemptsRequest = Message<"subdata.webhook.v1.ListAttemptsReques
   deliveryId: string;
 
   /**
+   * 1–200; 0 means 50.
+   *
    * @generated from field: int32 page_size = 3;
    */
   pageSize: number;
 
   /**
+   * Empty for the first page; otherwise the previous page's next_page_token, with the same other fields.
+   *
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
@@ -130,11 +142,15 @@ export const ListAttemptsRequestSchema: GenMessage<ListAttemptsRequest> = /*@__P
  */
 export type ListAttemptsResponse = Message<"subdata.webhook.v1.ListAttemptsResponse"> & {
   /**
+   * Up to page_size attempts, in the order they were made.
+   *
    * @generated from field: repeated subdata.webhook.v1.Attempt attempts = 1;
    */
   attempts: Attempt[];
 
   /**
+   * Pass as page_token for the next page; empty when this is the last page.
+   *
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
@@ -189,6 +205,8 @@ export const ResendEventRequestSchema: GenMessage<ResendEventRequest> = /*@__PUR
  */
 export type ResendEventResponse = Message<"subdata.webhook.v1.ResendEventResponse"> & {
   /**
+   * The delivery the event is scheduled on again.
+   *
    * @generated from field: subdata.webhook.v1.Delivery delivery = 1;
    */
   delivery?: Delivery | undefined;
@@ -250,6 +268,8 @@ export const ReplayEventsRequestSchema: GenMessage<ReplayEventsRequest> = /*@__P
  */
 export type ReplayEventsResponse = Message<"subdata.webhook.v1.ReplayEventsResponse"> & {
   /**
+   * How many of the range's events were scheduled for delivery again.
+   *
    * @generated from field: int32 scheduled_count = 1;
    */
   scheduledCount: number;

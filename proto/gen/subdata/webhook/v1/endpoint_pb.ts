@@ -30,6 +30,8 @@ export type Endpoint = Message<"subdata.webhook.v1.Endpoint"> & {
   id: string;
 
   /**
+   * The merchant that owns it, "mer_…".
+   *
    * @generated from field: string merchant_id = 2;
    */
   merchantId: string;
@@ -42,6 +44,8 @@ export type Endpoint = Message<"subdata.webhook.v1.Endpoint"> & {
   url: string;
 
   /**
+   * The merchant's note on what the endpoint is for; may be empty.
+   *
    * @generated from field: string description = 4;
    */
   description: string;
@@ -54,6 +58,8 @@ export type Endpoint = Message<"subdata.webhook.v1.Endpoint"> & {
   eventTypes: EventType[];
 
   /**
+   * Whether deliveries are made to it.
+   *
    * @generated from field: subdata.webhook.v1.EndpointStatus status = 6;
    */
   status: EndpointStatus;
@@ -66,11 +72,15 @@ export type Endpoint = Message<"subdata.webhook.v1.Endpoint"> & {
   disabledReason: string;
 
   /**
+   * When it was registered.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 8;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When its URL, events, description, status or secret last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 9;
    */
   updatedAt?: Timestamp | undefined;
@@ -97,16 +107,22 @@ export const EndpointSchema: GenMessage<Endpoint> = /*@__PURE__*/
  */
 export enum EndpointStatus {
   /**
+   * Not set; never stored.
+   *
    * @generated from enum value: ENDPOINT_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Receives its events.
+   *
    * @generated from enum value: ENDPOINT_STATUS_ENABLED = 1;
    */
   ENABLED = 1,
 
   /**
+   * Receives nothing; its pending deliveries were cancelled (disabled_reason says why).
+   *
    * @generated from enum value: ENDPOINT_STATUS_DISABLED = 2;
    */
   DISABLED = 2,

@@ -32,13 +32,15 @@ export type CreateEndpointRequest = Message<"subdata.webhook.v1.CreateEndpointRe
   merchantId: string;
 
   /**
-   * Required.
+   * Required. https URL that receives the events (http only where the operator allows private targets).
    *
    * @generated from field: string url = 2;
    */
   url: string;
 
   /**
+   * The merchant's note on what the endpoint is for; optional, at most 500 characters.
+   *
    * @generated from field: string description = 3;
    */
   description: string;
@@ -65,6 +67,8 @@ export const CreateEndpointRequestSchema: GenMessage<CreateEndpointRequest> = /*
  */
 export type CreateEndpointResponse = Message<"subdata.webhook.v1.CreateEndpointResponse"> & {
   /**
+   * The endpoint as registered, enabled.
+   *
    * @generated from field: subdata.webhook.v1.Endpoint endpoint = 1;
    */
   endpoint?: Endpoint | undefined;
@@ -98,11 +102,15 @@ export type ListEndpointsRequest = Message<"subdata.webhook.v1.ListEndpointsRequ
   merchantId: string;
 
   /**
+   * 1–200; 0 means 50.
+   *
    * @generated from field: int32 page_size = 2;
    */
   pageSize: number;
 
   /**
+   * Empty for the first page; otherwise the previous page's next_page_token, with the same other fields.
+   *
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
@@ -122,11 +130,15 @@ export const ListEndpointsRequestSchema: GenMessage<ListEndpointsRequest> = /*@_
  */
 export type ListEndpointsResponse = Message<"subdata.webhook.v1.ListEndpointsResponse"> & {
   /**
+   * Up to page_size endpoints, oldest first.
+   *
    * @generated from field: repeated subdata.webhook.v1.Endpoint endpoints = 1;
    */
   endpoints: Endpoint[];
 
   /**
+   * Pass as page_token for the next page; empty when this is the last page.
+   *
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
@@ -174,6 +186,8 @@ export const GetEndpointRequestSchema: GenMessage<GetEndpointRequest> = /*@__PUR
  */
 export type GetEndpointResponse = Message<"subdata.webhook.v1.GetEndpointResponse"> & {
   /**
+   * The endpoint; never its secret.
+   *
    * @generated from field: subdata.webhook.v1.Endpoint endpoint = 1;
    */
   endpoint?: Endpoint | undefined;
@@ -228,6 +242,8 @@ export const UpdateEndpointRequestSchema: GenMessage<UpdateEndpointRequest> = /*
  */
 export type UpdateEndpointResponse = Message<"subdata.webhook.v1.UpdateEndpointResponse"> & {
   /**
+   * The endpoint with every field, after the update.
+   *
    * @generated from field: subdata.webhook.v1.Endpoint endpoint = 1;
    */
   endpoint?: Endpoint | undefined;
@@ -325,11 +341,15 @@ export const RotateSecretRequestSchema: GenMessage<RotateSecretRequest> = /*@__P
  */
 export type RotateSecretResponse = Message<"subdata.webhook.v1.RotateSecretResponse"> & {
   /**
+   * The endpoint, with previous_secret_expires_at set to the end of the grace period.
+   *
    * @generated from field: subdata.webhook.v1.Endpoint endpoint = 1;
    */
   endpoint?: Endpoint | undefined;
 
   /**
+   * The new secret, "whsec_" + base64 of 32 random bytes. Shown once.
+   *
    * @generated from field: string secret = 2;
    */
   secret: string;
@@ -377,11 +397,15 @@ export const SendTestEventRequestSchema: GenMessage<SendTestEventRequest> = /*@_
  */
 export type SendTestEventResponse = Message<"subdata.webhook.v1.SendTestEventResponse"> & {
   /**
+   * The delivery scheduled for the test event, "whd_…"; follow it with ListAttempts.
+   *
    * @generated from field: string delivery_id = 1;
    */
   deliveryId: string;
 
   /**
+   * The test event's id, "evt_…", sent as webhook-id.
+   *
    * @generated from field: string event_id = 2;
    */
   eventId: string;
