@@ -19,6 +19,7 @@ import { type BenchSecrets, inventSecrets, startStack } from "./stack.ts";
 import { describeWakeProbe, probeWakePenalty, type WakeProbe } from "./wake-probe.ts";
 import { runWebhookBench, type WebhookResult } from "./webhook-bench.ts";
 import { renderFeedTable, runFeedBench } from "./feed-bench.ts";
+import { renderTracingTable, runTracingBench } from "./tracing-bench.ts";
 
 // Wiring only: dataset → stack + receiver → API key → checks → HTTP scenarios → webhooks → report.
 
@@ -46,6 +47,7 @@ async function main(): Promise<number> {
   const roles = await roleUrls(dataset.adminUrl, secrets.dev.SUBDATA_QUERY_DB_PASSWORD);
   if (options.webhooksOnly) return webhooksOnly(options, dataset, secrets, roles, startedAt, stamp, loadAverageAtStart, wakeProbe);
   if (options.feedOnly) return feedOnly(options, dataset, secrets, roles, stamp);
+  if (options.tracingOnly) return tracingOnly(options, dataset, secrets, roles, stamp);
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
   const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
@@ -398,6 +400,63 @@ async function feedOnly(
   } finally {
     auth.close();
     await stack.stop();
+    await admin.end();
+  }
+}
+
+/** The read path with OTLP export off, then on (tracing-bench.ts): CPU per request per process, rate, latency. */
+async function tracingOnly(
+  options: BenchOptions,
+  dataset: Dataset,
+  secrets: BenchSecrets,
+  roles: Awaited<ReturnType<typeof roleUrls>>,
+  stamp: string,
+): Promise<number> {
+  const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
+  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench" });
+  try {
+    const runs = await runTracingBench({
+      stackOptions: {
+        repoRoot,
+        roleUrls: roles,
+        natsUrl: options.natsUrl,
+        secrets,
+        logLevel: options.logLevel,
+        baselineMerchantId: dataset.bigMerchantId,
+        say,
+      },
+      scenarios: async () => {
+        const built = await buildScenarios({
+          adminUrl: dataset.adminUrl,
+          merchantId: dataset.bigMerchantId,
+          pageTokenSecret: secrets.pageTokenSecret,
+          floorCursorSecret: secrets.floorCursorSecret,
+          depth: options.depth,
+        });
+        return selectScenarios(built.scenarios, options.scenarios ?? ["list50", "get"]);
+      },
+      merchantId: dataset.bigMerchantId,
+      bench: {
+        load,
+        connections: options.connections,
+        warmupSeconds: options.warmupSeconds,
+        runSeconds: options.runSeconds,
+        repetitions: options.repetitions,
+        cores: cpus().length,
+        admin,
+        say,
+      },
+      say,
+    });
+    say(`\n${renderTracingTable(runs)}\n`);
+    for (const run of runs) say(`export ${run.export}: ${run.exportRequests} OTLP requests, ${(run.exportBytes / 1024).toFixed(0)} KiB to the sink`);
+    writeResult(`${stamp}-tracing.json`, { mode: `${options.mode} --tracing`, dataset: dataset.counts, loadAverage: loadAverage(), tracing: runs });
+    const failed = runs.flatMap((run) => run.results).filter((result) => result.non2xx > 0 || result.errors > 0);
+    for (const result of failed) say(`check failed: ${result.scenario}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    const missing = runs.find((run) => run.export === "on" && run.exportRequests === 0);
+    if (missing) say("check failed: export on, yet the sink received nothing");
+    return failed.length > 0 || missing ? 1 : 0;
+  } finally {
     await admin.end();
   }
 }

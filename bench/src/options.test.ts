@@ -51,3 +51,11 @@ describe("parseOptions --mix", () => {
     expect(() => parseOptions(["--mix", "huge"], {})).toThrow(/skewed, dominant or small/);
   });
 });
+
+describe("parseOptions --tracing", () => {
+  it("runs the tracing bench alone, with any scenarios and size, and refuses the other single-phase modes", () => {
+    expect(parseOptions(["--smoke", "--tracing", "--scenarios", "get"], {})).toMatchObject({ tracingOnly: true, scenarios: ["get"], mode: "smoke" });
+    expect(parseOptions([], {}).tracingOnly).toBe(false);
+    for (const other of ["--feed", "--webhooks-only", "--lifecycle"]) expect(() => parseOptions(["--tracing", other], {})).toThrow(/--tracing excludes/);
+  });
+});

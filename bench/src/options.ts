@@ -39,6 +39,8 @@ export interface BenchOptions {
   skipWebhooks: boolean;
   /** Only the webhook phase: no HTTP scenarios, and only the webhook service and the relay are started. */
   webhooksOnly: boolean;
+  /** Only the tracing figures (tracing-bench.ts): the read path with OTLP export off, then on. */
+  tracingOnly: boolean;
   /** Only the change feed's figures (feed-bench.ts): feed page vs list page, commit → long poll, the mirror. */
   feedOnly: boolean;
   /** Changes written for the feed page, and changes the mirror catches up with (--feed). */
@@ -60,7 +62,18 @@ const MODES: Record<
   BenchMode,
   Omit<
     BenchOptions,
-    "mix" | "loadTool" | "profile" | "scenarios" | "skipWebhooks" | "webhooksOnly" | "feedOnly" | "lifecycleAuditRows" | "databaseUrl" | "natsUrl" | "logLevel"
+    | "mix"
+    | "loadTool"
+    | "profile"
+    | "scenarios"
+    | "skipWebhooks"
+    | "webhooksOnly"
+    | "feedOnly"
+    | "tracingOnly"
+    | "lifecycleAuditRows"
+    | "databaseUrl"
+    | "natsUrl"
+    | "logLevel"
   >
 > = {
   full: {
@@ -122,6 +135,8 @@ export const USAGE = `npm run bench [-- options]
   --webhooks-only      the webhook phase only (webhook service and relay; nothing written to docs/)
   --feed               the change feed only: feed page vs list page, commit → long-poll answer, the mirror's
                        copy and catch-up (figures printed and in the result file; nothing written to docs/)
+  --tracing            what tracing costs per request: the read path (query, auth, gateway) with OTLP export off,
+                       then on (to a local sink); with --scenarios, those (default list50, get); nothing written to docs/
   --scenarios A,B      only these HTTP scenarios, both servers (list50, list200, deep50, get, orders50); depth
                        pairs with list50 and deep50, the paced run with list50; no webhooks, nothing written to docs/
   --profile SCENARIO   only SCENARIO against the gateway, with --cpu-prof on the gateway and the query service
@@ -149,6 +164,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   let lifecycle = false;
   let auditRows: number | undefined;
   let feedOnly = false;
+  let tracingOnly = false;
   let mix: TenantMix = "skewed";
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -201,6 +217,9 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
       case "--feed":
         feedOnly = true;
         break;
+      case "--tracing":
+        tracingOnly = true;
+        break;
       case "--profile":
         profile = next();
         if (!profile) throw new Error("--profile takes a scenario name");
@@ -220,6 +239,8 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
   }
   if (skipWebhooks && webhooksOnly) throw new Error("--no-webhooks and --webhooks-only exclude each other");
   if (feedOnly && (webhooksOnly || scenarios || profile !== undefined)) throw new Error("--feed excludes --webhooks-only, --scenarios and --profile");
+  if (tracingOnly && (webhooksOnly || feedOnly || lifecycle || profile !== undefined))
+    throw new Error("--tracing excludes --webhooks-only, --feed, --lifecycle and --profile");
   if (scenarios && (webhooksOnly || profile !== undefined)) throw new Error("--scenarios excludes --webhooks-only and --profile");
   if (webhooksOnly && profile !== undefined && profile !== "webhooks") throw new Error('with --webhooks-only, --profile takes only "webhooks"');
   if (auditRows !== undefined && !lifecycle) throw new Error("--audit-rows goes with --lifecycle");
@@ -240,6 +261,7 @@ export function parseOptions(argv: readonly string[], environment: NodeJS.Proces
     webhooksOnly,
     lifecycleAuditRows: lifecycle ? (auditRows ?? 10_000_000) : undefined,
     feedOnly,
+    tracingOnly,
     databaseUrl: environment.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: environment.NATS_URL ?? "nats://127.0.0.1:4222",
     logLevel: environment.BENCH_LOG_LEVEL ?? "warn",

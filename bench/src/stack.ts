@@ -99,6 +99,8 @@ export interface StackOptions {
   baselineMerchantId: string;
   /** Which processes to start (floor, baseline, query, auth, webhook, relay, gateway). */
   only?: readonly string[];
+  /** More environment for every service process (the tracing bench's OTEL_* variables). */
+  env?: Readonly<Record<string, string>>;
   /** Processes started with --cpu-prof, each writing into dir/<name>/ (frames name the bundle; its .map leads back to the sources). */
   profile?: { names: readonly string[]; dir: string };
   say(line: string): void;
@@ -163,6 +165,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     SUBDATA_WEBHOOK_CONSUMER: streamNames.consumer,
     // The limiter still runs on every request; only its quota is out of the load generator's way.
     SUBDATA_RATE_LIMIT_QUOTA: "100000000",
+    ...options.env,
   };
   // The maintenance task is left out: its runs (partitions, purges, table figures) would land inside the measurements.
   const table: ProcessSpec[] = buildProcessTable({ config, secrets: options.secrets.dev, roleUrls: options.roleUrls, natsUrl: options.natsUrl })

@@ -7,8 +7,8 @@ import {
   loadConfigOrExit,
   natsCredentials,
   sendTraceContext,
-  spanExporterFromEnv,
   startMetricsServer,
+  tracingFromEnv,
 } from "@subdata/runtime";
 import { createApiKeyCache } from "./api-key-cache.ts";
 import { loadGatewayConfig } from "./config.ts";
@@ -22,13 +22,13 @@ const config = loadConfigOrExit("subdata-gateway", () => loadGatewayConfig(proce
 const trace = createTraceScope();
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL, context: trace.logFields });
 const metrics = createMetrics({ service: "gateway" });
-const spans = spanExporterFromEnv(process.env, "subdata-gateway", logger);
+const tracing = tracingFromEnv(process.env, "subdata-gateway", logger);
 const health = createHealthState();
 const upstream = createUpstreamClients({
   queryUrl: config.SUBDATA_QUERY_URL,
   authUrl: config.SUBDATA_AUTH_URL,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
-  interceptors: [sendTraceContext(trace)],
+  interceptors: [sendTraceContext(trace, tracing)],
   metrics,
 });
 const apiKeyCache = createApiKeyCache({
@@ -38,7 +38,7 @@ const apiKeyCache = createApiKeyCache({
 });
 const revocations = createRevocationListener({ natsUrl: config.NATS_URL, credentials: natsCredentials(config), cache: apiKeyCache, logger });
 const waitingReads = createWaitingReads({ maxTotal: config.SUBDATA_FEED_MAX_WAITING, maxPerKey: config.SUBDATA_FEED_MAX_WAITING_PER_KEY });
-const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, spans, health, waitingReads });
+const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, tracing, health, waitingReads });
 
 revocations.start();
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
@@ -60,6 +60,6 @@ handleShutdown({
     { name: "nats", run: () => revocations.close() },
     { name: "upstream", run: () => upstream.close() },
     { name: "metrics", run: () => metricsServer.close() },
-    { name: "traces", run: () => spans?.shutdown() },
+    { name: "traces", run: () => tracing.shutdown() },
   ],
 });

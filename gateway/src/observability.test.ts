@@ -5,20 +5,23 @@ import { loadGatewayConfig } from "./config.ts";
 import { createGateway, type Gateway } from "./server.ts";
 import { createFakeUpstreams, type FakeUpstreams } from "./test-support/fake-upstreams.ts";
 import { KEY, KEY_ID, MERCHANT } from "./test-support/test-gateway.ts";
-import { createCapturedLogger } from "@subdata/runtime/test-support";
+import { type CapturedSpan, createCapturedLogger, createCapturedSpans } from "@subdata/runtime/test-support";
 
 let gateway: Gateway;
 let fake: FakeUpstreams;
 let metrics: Registry;
 let health: HealthState;
 let logs: string[];
+let spans: CapturedSpan[];
 
 beforeEach(() => {
   logs = [];
   const trace = createTraceScope();
-  const captured = createCapturedLogger({ name: "gateway", level: "debug", context: trace.logFields });
-  const logger = captured.logger;
-  logs = captured.lines;
+  const captured = createCapturedSpans("subdata-gateway");
+  spans = captured.spans;
+  const capturedLogs = createCapturedLogger({ name: "gateway", level: "debug", context: trace.logFields });
+  const logger = capturedLogs.logger;
+  logs = capturedLogs.lines;
   fake = createFakeUpstreams();
   fake.keys.set(KEY, { apiKeyId: KEY_ID, merchantId: MERCHANT });
   const apiKeyCache = createApiKeyCache({ ttlMs: 60_000, maxEntries: 100, now: Date.now });
@@ -32,6 +35,7 @@ beforeEach(() => {
     apiKeyCache,
     metrics,
     trace,
+    tracing: captured.tracing,
     health,
   });
 });
@@ -91,5 +95,41 @@ describe("logs", () => {
     for (const line of lines) expect(line).toMatchObject({ reqId: requestId, requestId, traceId });
     expect(logs.join("")).not.toContain(KEY);
     expect(logs.join("")).not.toContain("req_spoofed");
+  });
+});
+
+describe("spans", () => {
+  it("make each request a SERVER span, a child of the caller's, named after its route template, with no query string, key or cursor", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const response = await gateway.inject({
+      url: "/api/v1/subscriptions?limit=2&status=ACTIVE",
+      headers: { authorization: `Bearer ${KEY}`, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    });
+    expect(response.statusCode).toBe(200);
+    await gateway.inject({ url: "/livez" });
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({
+      traceId,
+      parentSpanId: "00f067aa0ba902b7",
+      kind: "server",
+      name: "GET /v1/subscriptions",
+      service: "subdata-gateway",
+      error: false,
+      attributes: {
+        "http.request.method": "GET",
+        "http.route": "/v1/subscriptions",
+        "http.response.status_code": 200,
+        "subdata.request_id": response.headers["request-id"],
+      },
+    });
+    expect(JSON.stringify(spans)).not.toMatch(new RegExp(`${KEY}|status=ACTIVE|limit=`));
+  });
+
+  it("do not record a request whose caller's trace is not sampled", async () => {
+    await gateway.inject({
+      url: "/api/v1/subscriptions",
+      headers: { authorization: `Bearer ${KEY}`, traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" },
+    });
+    expect(spans).toEqual([]);
   });
 });

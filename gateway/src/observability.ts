@@ -1,16 +1,6 @@
-import {
-  continueTrace,
-  Counter,
-  type HealthState,
-  Histogram,
-  isSampled,
-  LATENCY_BUCKETS,
-  type Registry,
-  spanClockMs,
-  type SpanExporter,
-  type TraceContext,
-  type TraceScope,
-} from "@subdata/runtime";
+import { type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "@opentelemetry/semantic-conventions";
+import { Counter, type HealthState, Histogram, LATENCY_BUCKETS, type Registry, type TraceScope, type Tracing } from "@subdata/runtime";
 import type { FastifyRequest } from "fastify";
 import type { Gateway } from "./server.ts";
 
@@ -98,47 +88,37 @@ export function auditMetrics(registry: Registry): AuditObserver {
 }
 
 /**
- * Runs the rest of each request inside its trace context (the caller's W3C traceparent, or a new
- * trace), with the gateway's Request-Id, so the log lines and upstream calls of the request carry
- * both. A callback hook, because only code called from within scope.run inherits the context. With
- * `spans` (OTLP export configured), each request is exported as a SERVER span.
+ * Runs the rest of each request inside its trace context, a SERVER span that is a child of the
+ * caller's W3C traceparent (or the root of a new trace), with the gateway's Request-Id, so the log
+ * lines and upstream calls of the request carry both. A callback hook, because only code called from
+ * within scope.run inherits the context. The span is named after the route template and carries no
+ * query string: URLs may hold a feed cursor, and a client may put anything there.
  */
-export function traceRequests(app: Gateway, scope: TraceScope, spans?: SpanExporter): void {
-  const started = new WeakMap<FastifyRequest, { context: TraceContext; startMs: number }>();
+export function traceRequests(app: Gateway, scope: TraceScope, tracing: Tracing): void {
+  const spans = new WeakMap<FastifyRequest, Span>();
   app.addHook("onRequest", (request, _reply, done) => {
-    const context = continueTrace({ get: (name) => headerValue(request, name) });
-    // Our own id, never a client-supplied one (it is also the audit log's request id).
-    context.requestId = request.id;
-    if (spans) started.set(request, { context, startMs: spanClockMs() });
-    scope.run(context, done);
-  });
-  if (!spans) return;
-  app.addHook("onResponse", async (request, reply) => {
-    const span = started.get(request);
+    const parent = tracing.extract({ get: (name) => headerValue(request, name) });
     const route = routeLabel(request);
-    if (!span || route === LIVENESS_PATH || route === READINESS_PATH) return;
-    spans.export({
-      traceId: span.context.traceId,
-      spanId: span.context.spanId,
-      parentSpanId: span.context.parentSpanId,
-      name: `${request.method} ${route}`,
-      kind: "server",
-      startMs: span.startMs,
-      endMs: spanClockMs(),
-      attributes: {
-        "http.request.method": request.method,
-        "http.route": route,
-        "http.response.status_code": reply.statusCode,
-        "subdata.request_id": request.id,
-      },
-      error: reply.statusCode >= 500,
-      sampled: isSampled(span.context.flags),
-    });
+    // Our own id, never a client-supplied one (it is also the audit log's request id).
+    if (route === LIVENESS_PATH || route === READINESS_PATH) return scope.run({ context: parent, requestId: request.id }, done);
+    const span = tracing.tracer.startSpan(
+      `${request.method} ${route}`,
+      { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_HTTP_ROUTE]: route, "subdata.request_id": request.id } },
+      parent,
+    );
+    spans.set(request, span);
+    scope.run({ context: trace.setSpan(parent, span), requestId: request.id }, done);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const span = spans.get(request);
+    if (!span) return;
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, reply.statusCode);
+    if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
   });
 }
 
 function headerValue(request: FastifyRequest, name: string): string | undefined {
-  if (name === "request-id") return undefined;
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }

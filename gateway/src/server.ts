@@ -6,7 +6,7 @@ import type { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_servi
 import type { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import type { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import type { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import type { HealthState, Logger, Registry, SpanExporter, TraceScope } from "@subdata/runtime";
+import type { HealthState, Logger, Registry, TraceScope, Tracing } from "@subdata/runtime";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -69,10 +69,9 @@ export interface GatewayDeps {
   clock?: Clock;
   /** RED metrics per route go here when given (main.ts serves it on METRICS_PORT). */
   metrics?: Registry;
-  /** Each request runs in its trace context (logs, upstream calls) when given. */
+  /** With `tracing`: each request is a span and runs in its trace context (logs, upstream calls). */
   trace?: TraceScope;
-  /** OTLP export of one span per request (with `trace`), when configured. */
-  spans?: SpanExporter | undefined;
+  tracing?: Tracing;
   /** GET /readyz answers 503 once this stops serving (SIGTERM); always ready when omitted. */
   health?: HealthState;
   /** Long-polling feed reads in flight; main.ts drains it on SIGTERM. A fresh one when omitted. */
@@ -168,7 +167,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
 
-  if (deps.trace) traceRequests(app, deps.trace, deps.spans);
+  if (deps.trace && deps.tracing) traceRequests(app, deps.trace, deps.tracing);
   if (deps.metrics) registerHttpMetrics(app, deps.metrics);
 
   app.addHook("onRequest", async (request, reply) => {

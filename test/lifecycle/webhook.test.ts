@@ -200,6 +200,15 @@ describe("webhook service lifecycle mid-burst", () => {
       spanId: relayedTraceparent!.split("-")[2],
       attributes: { "messaging.system": "nats", "messaging.destination.name": `${subjectPrefix}.subscription.${merchantId}` },
     });
+    // Ingest is a CONSUMER span of each event, a child of its publish in the same trace.
+    for (const producer of producers) {
+      const consumers = collector.spans.filter((span) => span.kind === 5 && span.parentSpanId === producer.spanId);
+      expect(consumers.length, String(producer.attributes["messaging.message.id"])).toBeGreaterThan(0);
+      for (const consumer of consumers) {
+        expect(consumer).toMatchObject({ service: "subdata-webhook", traceId: producer.traceId });
+        expect(consumer.attributes["messaging.message.id"]).toBe(producer.attributes["messaging.message.id"]);
+      }
+    }
     for (const request of receiver.requests) {
       const [, requestTraceId, requestSpanId] = String(request.headers.traceparent).split("-");
       const attempt: CollectedSpan | undefined = exported.get(requestSpanId!);

@@ -10,6 +10,7 @@ import {
   type RetentionSettings,
 } from "@subdata/relay";
 import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
+import { createCapturedSpans } from "@subdata/runtime/test-support";
 
 export interface TestRelay {
   relay: Relay;
@@ -49,6 +50,7 @@ export function startTestRelay(options: {
     pollIntervalMs: options.pollIntervalMs ?? 100,
     ...(options.retention ? { retention: options.retention } : {}),
     ...(options.onPurge ? { onPurge: options.onPurge } : {}),
+    tracing: { tracing: createCapturedSpans().tracing, subjectPrefix: options.stream.subjectPrefix },
   });
   return {
     relay,

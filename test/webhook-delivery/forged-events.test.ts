@@ -4,6 +4,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { createLogger, Registry } from "@subdata/runtime";
+import { createCapturedSpans } from "@subdata/runtime/test-support";
 import { createDeliveryPipeline, createRefusedEventMetric } from "@subdata/webhook";
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
@@ -100,6 +101,7 @@ describe("events that do not match their change_events row", () => {
       secretBox: h.secretBox,
       config: h.settings(),
       logger,
+      tracing: createCapturedSpans().tracing,
       onRefusedEvent: createRefusedEventMetric(registry),
     });
     pipeline.start();

@@ -1,5 +1,4 @@
 import { createCapturedLogger, createCapturedSpans } from "@subdata/runtime/test-support";
-import { parseTraceparent } from "@subdata/runtime";
 import { type DeliveryPipeline, createDeliveryPipeline } from "@subdata/webhook";
 import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/relay";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,11 +6,17 @@ import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { deliveryOf, newEventId, newSubscriptionId, waitFor } from "./support/harness.ts";
 import type { ReceivedRequest } from "./support/receiver.ts";
 
+/** The fields of a well-formed version-00 traceparent. */
+function parseTraceparent(header: string | null | undefined) {
+  const [, traceId, spanId, flags] = (header ?? "").split("-");
+  return { traceId: traceId!, spanId: spanId!, flags: flags! };
+}
+
 /**
  * W3C trace context from the relay to the receiver: the traceparent the relay publishes an event with is
  * stored at ingest (webhook_events.traceparent), and every POST of the event continues that trace with
- * a span of its own, which the attempt's log line names too. With an exporter, the relay's publish and
- * every attempt are exported as spans under exactly those ids.
+ * a span of its own, which the attempt's log line names too. The relay's publish, ingest and every
+ * attempt are exported as spans under exactly those ids, in one trace.
  */
 describe("webhook trace context", () => {
   const h = useDeliveryHarness("trace");
@@ -24,7 +29,14 @@ describe("webhook trace context", () => {
   /** A pipeline whose log lines the test reads ("webhook attempt" carries traceId and spanId). */
   function startPipeline(): { lines: string[] } {
     const { logger, lines } = createCapturedLogger({ name: "test-whd-trace", level: "info" });
-    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings(), logger });
+    const pipeline = createDeliveryPipeline({
+      pool: h.pool,
+      nats: h.nc,
+      secretBox: h.secretBox,
+      config: h.settings(),
+      logger,
+      tracing: createCapturedSpans().tracing,
+    });
     pipeline.start();
     pipelines.push(pipeline);
     return { lines };
@@ -39,9 +51,7 @@ describe("webhook trace context", () => {
   const traceOf = (request: ReceivedRequest) => {
     const header = request.headers.traceparent;
     expect(header).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/);
-    const trace = parseTraceparent(String(header));
-    expect(trace).toBeDefined();
-    return trace!;
+    return parseTraceparent(String(header));
   };
 
   const storedTraceparent = async (eventId: string) =>
@@ -108,11 +118,11 @@ describe("webhook trace context", () => {
   });
 
   it("exports the relay's publish and every attempt: the receiver's traceparent names an exported span whose parent is the exported publish", async () => {
-    const { exporter: spans, spans: exported } = createCapturedSpans();
+    const { tracing, spans: exported } = createCapturedSpans();
     const merchantId = await h.fixtures.merchant();
     const r = await h.receiver((_request, index) => (index === 0 ? { status: 503 } : { status: 200, body: "ok" }));
     const endpoint = await h.createEndpoint({ merchantId, url: `${r.origin}/hook?token=receiver-secret` });
-    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings(), logger: h.logger, spans });
+    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings(), logger: h.logger, tracing });
     pipeline.start();
     pipelines.push(pipeline);
     // The relay as the relay's main.ts wires it, on this test's database.
@@ -122,7 +132,7 @@ describe("webhook trace context", () => {
       logger: h.logger,
       batchSize: 10,
       pollIntervalMs: 1_000,
-      tracing: { spans, subjectPrefix: h.subjectPrefix },
+      tracing: { tracing, subjectPrefix: h.subjectPrefix },
     });
     const subscription = await h.fixtures.subscription({ merchantId });
     expect(await relay.runOnce()).toMatchObject({ claimed: 1, published: 1 });
@@ -155,6 +165,7 @@ describe("webhook trace context", () => {
       },
     });
     // The span the consumer stored is the exported publish.
+    expect(await storedTraceparent(eventId)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     expect(parseTraceparent(await storedTraceparent(eventId))).toMatchObject({ traceId: producer[0]!.traceId, spanId: producer[0]!.spanId });
 
     expect(r.requests).toHaveLength(2);
@@ -180,6 +191,34 @@ describe("webhook trace context", () => {
     expect(failed).toMatchObject({ error: true, attributes: { "http.response.status_code": 503, "subdata.error_class": "HTTP_STATUS" } });
     expect(succeeded).toMatchObject({ error: false, attributes: { "http.response.status_code": 200, "subdata.error_class": "NONE" } });
     expect(JSON.stringify(exported)).not.toContain("receiver-secret");
+  });
+
+  it("follows the publisher's sampling decision: an unsampled event's ingest and attempts are not recorded, and its receiver is told so", async () => {
+    const { tracing, spans: exported } = createCapturedSpans();
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const merchantId = await h.fixtures.merchant();
+    const r = await h.receiver(() => ({ status: 204 }));
+    const endpoint = await h.createEndpoint({ merchantId, url: r.origin });
+    const pipeline = createDeliveryPipeline({ pool: h.pool, nats: h.nc, secretBox: h.secretBox, config: h.settings(), logger: h.logger, tracing });
+    pipeline.start();
+    pipelines.push(pipeline);
+    const unsampled = await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1, traceparent: `00-${traceId}-00f067aa0ba902b7-00` });
+    const sampled = await h.publish({
+      merchantId,
+      subscriptionId: newSubscriptionId(),
+      version: 1,
+      traceparent: `00-${traceId.replace(/^4/, "5")}-00f067aa0ba902b7-01`,
+    });
+    for (const event of [unsampled, sampled]) {
+      await waitFor("the delivery", async () => (await deliveryOf(h.admin, endpoint.id, event.id))?.status === "SUCCEEDED");
+    }
+    const sent = (eventId: string) => parseTraceparent(String(r.requests.find((request) => request.headers["webhook-id"] === eventId)!.headers.traceparent));
+    expect(sent(unsampled.id)).toMatchObject({ traceId, flags: "00" });
+    expect(sent(sampled.id)).toMatchObject({ flags: "01" });
+    // The sampled event's consumer and client spans were recorded (ended before its delivery was); the unsampled one's never.
+    await waitFor("the sampled event's spans", () => exported.filter((span) => span.attributes["subdata.event_id"] === sampled.id).length === 1 || undefined);
+    expect(exported.filter((span) => span.traceId === traceId)).toEqual([]);
+    expect(exported.filter((span) => span.attributes["messaging.message.id"] === sampled.id)).toHaveLength(1);
   });
 
   it("stores only a well-formed version-00 traceparent: the column refuses anything else", async () => {

@@ -4,7 +4,7 @@ import { authConfigShape } from "@subdata/auth";
 import { maintainConfigShape } from "@subdata/cli";
 import { gatewayConfigShape } from "@subdata/gateway";
 import { queryConfigShape } from "@subdata/query";
-import { createLogger, spanExporterFromEnv } from "@subdata/runtime";
+import { createLogger, spanExporterFromEnv, tracingFromEnv } from "@subdata/runtime";
 import { webhookConfigShape } from "@subdata/webhook";
 import { relayConfigShape } from "@subdata/relay";
 import type { z } from "zod";
@@ -37,7 +37,7 @@ export const commandConfigs: Readonly<Record<string, ConfigShape>> = {
 };
 
 /**
- * The OTEL_* variables spanExporterFromEnv reads (the config shapes do not list them): recorded by
+ * The OTEL_* variables tracingFromEnv reads (the config shapes do not list them): recorded by
  * running it on an environment that turns export on, so every branch reads, and the list follows the
  * code rather than a copy of it.
  */
@@ -52,14 +52,14 @@ const tracingVariables: readonly string[] = (() => {
       },
     },
   );
-  void spanExporterFromEnv(env, "subdata-k8s-test", createLogger({ name: "k8s-test", level: "silent" }))?.shutdown();
+  void tracingFromEnv(env, "subdata-k8s-test", createLogger({ name: "k8s-test", level: "silent" })).shutdown();
   return [...read];
 })();
 
-/** Whether an entry point hands its environment to the span exporter, directly or through createProcessObservability. */
+/** Whether an entry point hands its environment to its tracing, directly or through createProcessObservability. */
 function exportsSpans(entry: string): boolean {
   const source = readFileSync(join(repositoryRoot, entry), "utf8");
-  return /spanExporterFromEnv\(process\.env\b/.test(source) || /createProcessObservability\(\{[^}]*\benv: process\.env\b/.test(source);
+  return /tracingFromEnv\(process\.env\b/.test(source) || /createProcessObservability\(\{[^}]*\benv: process\.env\b/.test(source);
 }
 
 /** Every variable each deployable's process reads (keyed like processConfigs): its shape's, and the tracing ones if it exports spans. */
@@ -75,7 +75,7 @@ export const processVariables: Readonly<Record<string, readonly string[]>> = Obj
  * endpoint or protocol, as at start-up), shut down at once: whether it would export.
  */
 export async function exportsTracesWith(environment: NodeJS.ProcessEnv): Promise<boolean> {
-  const exporter = spanExporterFromEnv(environment, "subdata-k8s-test", createLogger({ name: "k8s-test", level: "silent" }));
+  const exporter = spanExporterFromEnv(environment, createLogger({ name: "k8s-test", level: "silent" }));
   await exporter?.shutdown();
   return exporter !== undefined;
 }

@@ -22,7 +22,7 @@ const pool = createPool({
   applicationName: "subdata-auth",
 });
 const observability = createProcessObservability({ service: "auth", logLevel: config.LOG_LEVEL, pool, env: process.env });
-const { logger, metrics, trace, spans } = observability;
+const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const revocations = createNatsRevocationPublisher({ servers: config.NATS_URL, credentials: natsCredentials(config), logger });
 const dependencies = createAuthDependencies({
@@ -41,7 +41,7 @@ const server = createAuthServer({
   acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
   logger,
   health,
-  observability: { metrics, trace, spans },
+  observability: { metrics, trace, tracing },
 });
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 

@@ -13,7 +13,7 @@ const pool = createQueryPool({
   applicationName: "subdata-query",
 });
 const observability = createProcessObservability({ service: "query", logLevel: config.LOG_LEVEL, pool, env: process.env });
-const { logger, metrics, trace, spans } = observability;
+const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const health = createHealthState();
 const changes = createChangeNotifier({ connectionString: config.DATABASE_URL, logger, maxWaiters: config.SUBDATA_FEED_MAX_WAITERS });
@@ -26,7 +26,7 @@ const server = createQueryServer({
   acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   logger,
   health,
-  observability: { metrics, trace, spans },
+  observability: { metrics, trace, tracing },
 });
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 

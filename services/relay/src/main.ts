@@ -25,7 +25,7 @@ const pool = createPool({
   applicationName: "subdata-relay",
 });
 const observability = createProcessObservability({ service: "relay", logLevel: config.LOG_LEVEL, pool, env: process.env });
-const { logger, metrics, spans } = observability;
+const { logger, metrics, tracing } = observability;
 const { onRound, onPurge } = createRelayMetrics(metrics, pool);
 // An idle client losing its connection must not crash the process; the next round backs off.
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
@@ -88,7 +88,7 @@ if (nc && !stop.signal.aborted) {
     retention: { outboxDays: config.SUBDATA_RELAY_RETENTION_DAYS, feedDays: config.SUBDATA_FEED_RETENTION_DAYS, everyMs: 60 * 60 * 1000 },
     onRound,
     onPurge,
-    tracing: spans ? { spans, subjectPrefix: streamSettings.subjectPrefix } : undefined,
+    tracing: { tracing, subjectPrefix: streamSettings.subjectPrefix },
   });
   relay = started;
   listener = createOutboxListener({ connectionString: config.DATABASE_URL, logger, onWake: () => started.wake() });

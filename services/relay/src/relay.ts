@@ -1,5 +1,7 @@
 import { eventSubject } from "@subdata/events";
-import { createBackoff, formatTraceparent, type Logger, sleep, spanClockMs, type SpanExporter, startTrace, type TraceContext } from "@subdata/runtime";
+import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
+import { createBackoff, type Logger, sleep, type Tracing } from "@subdata/runtime";
 import type { EventPublisher, PublishedEvent } from "./event-stream.ts";
 import { outboxMessage, type OutboxRow } from "./outbox-event.ts";
 import type { BatchOutcome, OutboxRepository } from "./outbox-repository.ts";
@@ -25,10 +27,11 @@ export interface RelayDeps {
   /** Called after every purge batch with what it removed (metrics). */
   onPurge?: (table: PurgedTable, count: number) => void;
   /**
-   * Set only when OTLP export is configured: each publish is then exported as a PRODUCER span, the
-   * parent of every delivery attempt's span. `subjectPrefix` names the subject in its attributes.
+   * Each publish is a PRODUCER span, the root of its event's trace: the message's traceparent names
+   * it, so ingest and every delivery attempt are its children. `subjectPrefix` names the subject in
+   * its attributes.
    */
-  tracing?: RelayTracing | undefined;
+  tracing: RelayTracing;
 }
 
 export interface RetentionSettings {
@@ -53,7 +56,7 @@ export interface PurgeResult {
 }
 
 export interface RelayTracing {
-  spans: SpanExporter;
+  tracing: Tracing;
   subjectPrefix: string;
 }
 
@@ -91,25 +94,15 @@ interface PublishOutcome extends BatchOutcome {
 }
 
 /**
- * The span of one publish, under the ids its message's traceparent carries: a receiver's traceparent
- * names an attempt span whose parent is this one. Named after the subject's template (OTel messaging
- * conventions: the merchant id in the subject would make one span name per merchant).
+ * The span of one publish; the outbox row has no trace of its own (a trigger writes it), so each
+ * event starts one. Named after the subject's template (OTel messaging conventions: the merchant id
+ * in the subject would make one span name per merchant).
  */
-function exportPublishSpan(
-  tracing: RelayTracing,
-  row: OutboxRow,
-  trace: TraceContext,
-  startMs: number,
-  outcome: { errorType?: string; duplicate?: boolean },
-): void {
+function startPublishSpan(tracing: RelayTracing, row: OutboxRow): Span {
   const template = eventSubject(tracing.subjectPrefix, row.resource_type, "{merchant_id}");
-  tracing.spans.export({
-    traceId: trace.traceId,
-    spanId: trace.spanId,
-    name: `publish ${template}`,
-    kind: "producer",
-    startMs,
-    endMs: spanClockMs(),
+  return tracing.tracing.tracer.startSpan(`publish ${template}`, {
+    kind: SpanKind.PRODUCER,
+    root: true,
     attributes: {
       "messaging.system": "nats",
       "messaging.operation.name": "publish",
@@ -120,15 +113,11 @@ function exportPublishSpan(
       "subdata.merchant_id": row.merchant_id,
       "subdata.resource_id": row.resource_id,
       "subdata.event_type": row.event_type,
-      // The stream dropped a duplicate's message: deliveries continue the trace of its first copy.
-      ...(outcome.duplicate ? { "subdata.duplicate": true } : {}),
-      ...(outcome.errorType ? { "error.type": outcome.errorType } : {}),
     },
-    error: outcome.errorType !== undefined,
   });
 }
 
-async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublisher, logger: Logger, tracing: RelayTracing | undefined): Promise<PublishOutcome> {
+async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublisher, logger: Logger, tracing: RelayTracing): Promise<PublishOutcome> {
   const chains = new Map<string, OutboxRow[]>();
   for (const row of rows) {
     const chain = chains.get(row.resource_id);
@@ -150,9 +139,8 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
           failures.push({ id: row.id, error: `unconvertible: ${(error as Error).message}`, transient: false });
           return;
         }
-        // The outbox row has no trace of its own (it is written by a trigger): each event starts one.
-        const trace = startTrace();
-        const startMs = tracing ? spanClockMs() : 0;
+        const span = startPublishSpan(tracing, row);
+        const { traceparent } = tracing.tracing.headers(trace.setSpan(ROOT_CONTEXT, span));
         let ack: PublishedEvent;
         try {
           ack = await publisher.publish({
@@ -161,16 +149,20 @@ async function publishBatch(rows: readonly OutboxRow[], publisher: EventPublishe
             resourceType: row.resource_type,
             merchantId: row.merchant_id,
             data,
-            traceparent: formatTraceparent(trace),
+            traceparent,
           });
         } catch (error) {
-          if (tracing) exportPublishSpan(tracing, row, trace, startMs, { errorType: error instanceof Error ? error.name : "Error" });
+          span.setAttribute(ATTR_ERROR_TYPE, error instanceof Error ? error.name : "Error");
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
           failures.push({ id: row.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), transient: true });
           // Later events of this resource must wait for this one: stop the chain here.
           return;
         }
-        if (tracing) exportPublishSpan(tracing, row, trace, startMs, { duplicate: ack.duplicate });
-        logger.debug({ eventId: row.id, traceId: trace.traceId, seq: ack.seq }, "event published");
+        // The stream dropped a duplicate's message: deliveries continue the trace of its first copy.
+        if (ack.duplicate) span.setAttribute("subdata.duplicate", true);
+        span.end();
+        logger.debug({ eventId: row.id, traceId: span.spanContext().traceId, seq: ack.seq }, "event published");
         if (ack.duplicate) logger.info({ eventId: row.id, seq: ack.seq }, "event was already in the stream (re-published after a crash)");
         publishedIds.push(row.id);
       }

@@ -9,7 +9,7 @@ import { widenConnectionWindow } from "./http2-flow-control.ts";
 import { rpcServerMetrics } from "./metrics.ts";
 import { requireServiceCredential } from "./service-credential.ts";
 import { createUnaryFastPath } from "./unary-handler.ts";
-import type { SpanExporter } from "./span-exporter.ts";
+import type { Tracing } from "./tracing.ts";
 import { acceptTraceContext, type TraceScope } from "./trace-context.ts";
 import type { Registry } from "prom-client";
 
@@ -30,9 +30,9 @@ export interface ConnectServerOptions {
 
 export interface ConnectObservability {
   metrics?: Registry;
+  /** With `tracing`: every RPC runs in its trace context (logs, onward calls) as a SERVER span. */
   trace?: TraceScope;
-  /** OTLP export of one span per RPC (with `trace`), when configured. */
-  spans?: SpanExporter | undefined;
+  tracing?: Tracing;
 }
 
 /** HTTP/2 settings for internal hops: the default 64 KB window throttles page-sized responses. */
@@ -114,7 +114,7 @@ export interface ConnectServer {
 export function createConnectServer(options: ConnectServerOptions): ConnectServer {
   const interceptors: Interceptor[] = [
     // Outermost first: the trace wraps everything (so every log line has it), metrics see final codes.
-    ...(options.observability?.trace ? [acceptTraceContext(options.observability.trace, options.observability.spans)] : []),
+    ...(options.observability?.trace && options.observability.tracing ? [acceptTraceContext(options.observability.trace, options.observability.tracing)] : []),
     ...(options.observability?.metrics ? [rpcServerMetrics(options.observability.metrics)] : []),
     logCalls(options.logger),
     requireServiceCredential(options.serviceToken, options.acceptedServiceTokens),

@@ -45,25 +45,9 @@ export {
   Histogram,
   Registry,
 } from "./metrics.ts";
-export {
-  continueTrace,
-  createTraceScope,
-  formatTraceparent,
-  isSampled,
-  newSpanId,
-  parseTraceparent,
-  sendTraceContext,
-  startTrace,
-  type TraceContext,
-  type TraceScope,
-} from "./trace-context.ts";
+export { createTraceScope, sendTraceContext, type TraceScope } from "./trace-context.ts";
 export { createProcessObservability } from "./observability.ts";
-export {
-  spanClockMs,
-  spanExporterFromEnv,
-  type SpanExporter,
-  type SpanRecord,
-} from "./span-exporter.ts";
+export { spanExporterFromEnv, type Tracing, tracingFromEnv } from "./tracing.ts";
 export { createGroupCommitWriter, type GroupCommitStats } from "./group-commit.ts";
 export { unnestColumns } from "./unnest-columns.ts";
 export { createPgListener } from "./pg-listener.ts";

@@ -1,98 +1,100 @@
+import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
 import { createCapturedSpans } from "./test-support/captured-spans.ts";
-import {
-  acceptTraceContext,
-  continueTrace,
-  createTraceScope,
-  formatTraceparent,
-  isSampled,
-  newSpanId,
-  parseTraceparent,
-  startTrace,
-  traceHeaders,
-} from "./trace-context.ts";
+import { acceptTraceContext, createTraceScope, type RequestTrace, requestIdFrom, sendTraceContext } from "./trace-context.ts";
 
-const headers = (values: Record<string, string>) => ({ get: (name: string) => values[name] });
-const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
+const CALLER_SPAN = "b7ad6b7169203331";
+const parent = (flags: string) => `00-${TRACE_ID}-${CALLER_SPAN}-${flags}`;
 
-describe("W3C trace context", () => {
-  it("parses and formats traceparent, refusing invalid ones", () => {
-    expect(parseTraceparent(PARENT)).toEqual({ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", flags: "01" });
-    expect(formatTraceparent(parseTraceparent(PARENT)!)).toBe(PARENT);
-    for (const bad of [
-      "",
-      "00-00000000000000000000000000000000-b7ad6b7169203331-01",
-      "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
-      "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-      "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
-      "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
-    ]) {
-      expect(parseTraceparent(bad)).toBeUndefined();
-    }
-    // A future version may append fields; the known part is still read.
-    expect(parseTraceparent(`01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-what`)?.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+/**
+ * One RPC through the server interceptor whose handler makes one onward call through the client
+ * interceptor: what the handler's scope held, and the headers the onward call carried.
+ */
+async function serveAndForward(incoming: Record<string, string>, typeName = "subdata.subscription.v1.SubscriptionService") {
+  const captured = createCapturedSpans();
+  const scope = createTraceScope();
+  let inside: RequestTrace | undefined;
+  let forwarded = new Headers();
+  const onward = sendTraceContext(
+    scope,
+    captured.tracing,
+  )(async (request) => {
+    forwarded = request.header;
+    return {} as never;
   });
+  await acceptTraceContext(
+    scope,
+    captured.tracing,
+  )(async () => {
+    inside = scope.current();
+    await onward({ header: new Headers() } as never);
+    return {} as never;
+  })({ header: new Headers(incoming), service: { typeName }, method: { name: "ListSubscriptions" } } as never);
+  return { spans: captured.spans, inside: inside!, forwarded };
+}
 
-  it("continues the caller's trace with a span of its own, or starts one", () => {
-    const continued = continueTrace(headers({ traceparent: PARENT, tracestate: "vendor=1", "request-id": "req_abc" }));
-    expect(continued.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
-    expect(continued.spanId).not.toBe("b7ad6b7169203331");
-    expect(continued).toMatchObject({ tracestate: "vendor=1", requestId: "req_abc" });
-    expect(traceHeaders(continued)).toEqual({
-      traceparent: `00-${continued.traceId}-${continued.spanId}-01`,
-      tracestate: "vendor=1",
-      "request-id": "req_abc",
+describe("W3C trace context across an RPC", () => {
+  it("serves the call as a SERVER span, a child of the caller's, and names that span as the next hop's parent", async () => {
+    const { spans, inside, forwarded } = await serveAndForward({ traceparent: parent("01"), tracestate: "vendor=1", "request-id": "req_abc" });
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({
+      traceId: TRACE_ID,
+      parentSpanId: CALLER_SPAN,
+      kind: "server",
+      name: "subdata.subscription.v1.SubscriptionService/ListSubscriptions",
+      attributes: { "rpc.system": "connect_rpc", "rpc.method": "ListSubscriptions", "rpc.connect_rpc.error_code": "ok" },
+      error: false,
     });
-    const started = continueTrace(headers({ traceparent: "garbage", "request-id": "not a request id; drop table" }));
-    expect(started.traceId).toMatch(/^[0-9a-f]{32}$/);
-    expect(started.requestId).toBeUndefined();
-    expect(startTrace().traceId).not.toBe(startTrace().traceId);
+    expect(inside.requestId).toBe("req_abc");
+    expect(trace.getSpanContext(inside.context)?.spanId).toBe(spans[0]!.spanId);
+    expect(forwarded.get("traceparent")).toBe(`00-${TRACE_ID}-${spans[0]!.spanId}-01`);
+    expect(forwarded.get("tracestate")).toBe("vendor=1");
+    expect(forwarded.get("request-id")).toBe("req_abc");
   });
 
-  it("draws every id from fresh random bytes, across refills of the entropy pool", () => {
-    // Each loop takes 16 + 8 + 8 bytes, 96,000 in all: the 4 KB pool is refilled about 23 times on the way.
-    const ids = new Set<string>();
-    for (let i = 0; i < 3_000; i++) {
-      const trace = startTrace();
-      expect(trace.traceId).toMatch(/^[0-9a-f]{32}$/);
-      expect(trace.spanId).toMatch(/^[0-9a-f]{16}$/);
-      ids.add(trace.traceId).add(trace.spanId).add(newSpanId());
+  it("starts a trace when the caller's traceparent is missing or invalid, and drops a request id that does not look like one", async () => {
+    for (const traceparent of [
+      "garbage",
+      `00-${"0".repeat(32)}-${CALLER_SPAN}-01`,
+      `ff-${TRACE_ID}-${CALLER_SPAN}-01`,
+      `00-${TRACE_ID.toUpperCase()}-${CALLER_SPAN}-01`,
+    ]) {
+      const { spans, inside, forwarded } = await serveAndForward({ traceparent, "request-id": "not a request id; drop table" });
+      expect(spans[0]!.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(spans[0]!.traceId).not.toBe(TRACE_ID);
+      expect(spans[0]!.parentSpanId).toBeUndefined();
+      expect(inside.requestId).toBeUndefined();
+      expect(forwarded.get("request-id")).toBeNull();
+      expect(forwarded.get("traceparent")).toBe(`00-${spans[0]!.traceId}-${spans[0]!.spanId}-01`);
     }
-    expect(ids.size).toBe(9_000);
+    expect(requestIdFrom({ get: () => "req_0123456789" })).toBe("req_0123456789");
+  });
+
+  it("follows the caller's sampling decision: nothing recorded, yet the trace and its flags travel on with a span id of ours", async () => {
+    const { spans, forwarded } = await serveAndForward({ traceparent: parent("00") });
+    expect(spans).toEqual([]);
+    const [, traceId, spanId, flags] = forwarded.get("traceparent")!.split("-");
+    expect({ traceId, flags }).toEqual({ traceId: TRACE_ID, flags: "00" });
+    expect(spanId).not.toBe(CALLER_SPAN);
+  });
+
+  it("makes no span for health checks, which still run in the caller's trace", async () => {
+    const { spans, forwarded } = await serveAndForward({ traceparent: parent("01") }, "grpc.health.v1.Health");
+    expect(spans).toEqual([]);
+    expect(forwarded.get("traceparent")).toBe(parent("01"));
   });
 
   it("keeps the context across awaits inside run(), and nowhere else", async () => {
+    const { tracing } = createCapturedSpans();
     const scope = createTraceScope();
-    const context = { ...startTrace(), requestId: "req_1" };
-    const seen = await scope.run(context, async () => {
+    const span = tracing.tracer.startSpan("work", {}, ROOT_CONTEXT);
+    const seen = await scope.run({ context: trace.setSpan(ROOT_CONTEXT, span), requestId: "req_1" }, async () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
       return scope.logFields();
     });
-    expect(seen).toEqual({ traceId: context.traceId, spanId: context.spanId, requestId: "req_1" });
+    expect(seen).toEqual({ traceId: span.spanContext().traceId, spanId: span.spanContext().spanId, requestId: "req_1" });
     expect(scope.current()).toBeUndefined();
     expect(scope.logFields()).toEqual({});
-  });
-});
-
-describe("sampling", () => {
-  it("reads the sampled bit of trace-flags", () => {
-    expect(["01", "03", "ff"].map(isSampled)).toEqual([true, true, true]);
-    expect(["00", "02", "fe"].map(isSampled)).toEqual([false, false, false]);
-    expect(["zz", "1z", ""].map(isSampled)).toEqual([true, true, true]);
-    expect(isSampled(startTrace().flags)).toBe(true);
-  });
-
-  it("marks an RPC's server span unsampled when the caller's trace is not sampled, so the exporter drops it", async () => {
-    const { exporter, spans: exported } = createCapturedSpans();
-    const interceptor = acceptTraceContext(createTraceScope(), exporter);
-    const call = (flags: string) =>
-      interceptor(async () => ({}) as never)({
-        header: new Headers({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${flags}` }),
-        service: { typeName: "subdata.subscription.v1.SubscriptionService" },
-        method: { name: "ListSubscriptions" },
-      } as never);
-    await call("00");
-    await call("01");
-    expect(exported.map((span) => span.sampled)).toEqual([false, true]);
   });
 });

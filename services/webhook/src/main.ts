@@ -27,7 +27,7 @@ const pool = createPool({
   applicationName: "subdata-webhook",
 });
 const observability = createProcessObservability({ service: "webhook", logLevel: config.LOG_LEVEL, pool, env: process.env });
-const { logger, metrics, trace, spans } = observability;
+const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const secretBox = createSecretBox(config.SUBDATA_WEBHOOK_SECRET_KEY, config.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS);
 const health = createHealthState();
@@ -48,7 +48,7 @@ const server = createWebhookServer({
   // Until the pipeline runs, scheduled rows simply wait in Postgres for it.
   pipeline: { wake: () => pipeline?.wake() },
   health,
-  observability: { metrics, trace, spans },
+  observability: { metrics, trace, tracing },
 });
 const pipelineSettings = deliveryPipelineSettings(config);
 const onAttempt = createDeliveryMetrics(metrics);
@@ -86,7 +86,7 @@ while (nats === undefined && !stopping.signal.aborted) {
   }
 }
 if (nats !== undefined && !stopping.signal.aborted) {
-  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt, spans, onRefusedEvent });
+  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt, tracing, onRefusedEvent });
   pipeline.start();
   logger.info("delivery pipeline started");
 }

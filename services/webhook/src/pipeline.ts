@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { Logger, Pool, SpanExporter } from "@subdata/runtime";
+import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./delivery/deliver-webhook.ts";
 import { type DeliveryPipelineSettings, formatDuration } from "./pipeline-config.ts";
 import { type DeliveryWakeups, listenForDeliveries } from "./delivery/delivery-wakeups.ts";
@@ -29,8 +29,8 @@ export interface DeliveryPipelineDeps {
   resolve?: Resolver;
   /** Called after each attempt was recorded (main.ts feeds the delivery metrics). */
   onAttempt?: DeliveryWorkerOptions["onAttempt"];
-  /** The OTLP exporter, when configured: each delivery attempt is exported as a CLIENT span. */
-  spans?: SpanExporter | undefined;
+  /** Ingest (CONSUMER) and delivery attempt (CLIENT) spans, in the relay's traces. */
+  tracing: Tracing;
   /** Called once per consumed event dropped instead of stored (main.ts counts them; event-provenance.ts says why). */
   onRefusedEvent?: ((reason: RefusalReason) => void) | undefined;
 }
@@ -69,7 +69,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     disableAfterMs: config.disableAfterMs,
     disableReason: `no successful delivery for ${formatDuration(config.disableAfterMs)}`,
     onAttempt: deps.onAttempt,
-    spans: deps.spans,
+    tracing: deps.tracing,
   });
   const consumer = createEventConsumer(deps.nats, {
     stream: config.stream,
@@ -82,7 +82,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
       logger,
       storeRetryMs: config.storeRetryMs ?? 5_000,
       onDeliveries: () => worker.wake(),
-      spans: deps.spans,
+      tracing: deps.tracing,
       onRefused: deps.onRefusedEvent,
     }),
   });

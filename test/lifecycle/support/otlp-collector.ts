@@ -8,7 +8,7 @@ export interface CollectedSpan {
   spanId: string;
   parentSpanId?: string;
   name: string;
-  /** OTLP SpanKind: 2 server, 3 client, 4 producer. */
+  /** OTLP SpanKind: 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
   /** The exporting process's service.name. */
   service: string;
@@ -19,7 +19,8 @@ export interface CollectedSpan {
 
 interface OtlpValue {
   stringValue?: string;
-  intValue?: string;
+  /** A string in the JSON mapping; some encoders write a number. */
+  intValue?: string | number;
   boolValue?: boolean;
 }
 
@@ -30,7 +31,7 @@ interface OtlpBody {
   }>;
 }
 
-const plain = (value: OtlpValue) => value.stringValue ?? value.intValue ?? value.boolValue ?? "";
+const plain = (value: OtlpValue) => value.stringValue ?? (value.intValue === undefined ? undefined : String(value.intValue)) ?? value.boolValue ?? "";
 
 export async function startCollector(): Promise<{ url: string; spans: CollectedSpan[]; close(): Promise<void> }> {
   const spans: CollectedSpan[] = [];

@@ -17,6 +17,7 @@ import {
   subscriptionEventFromChangeEvent,
 } from "@subdata/events";
 import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
+import { createCapturedSpans } from "@subdata/runtime/test-support";
 import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook";
 import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook";
 import { inject } from "vitest";
@@ -351,7 +352,7 @@ export async function createHarness(tag: string): Promise<Harness> {
     },
     settings,
     startPipeline(overrides) {
-      const pipeline = createDeliveryPipeline({ pool, nats: nc, secretBox, config: settings(overrides), logger });
+      const pipeline = createDeliveryPipeline({ pool, nats: nc, secretBox, config: settings(overrides), logger, tracing: createCapturedSpans().tracing });
       pipeline.start();
       pipelines.push(pipeline);
       return pipeline;

@@ -1,5 +1,5 @@
 import { connect } from "@nats-io/transport-node";
-import { createLogger, createPool } from "@subdata/runtime";
+import { createLogger, createPool, tracingFromEnv } from "@subdata/runtime";
 import { createDeliveryPipeline, type DeliveryPipelineSettings } from "@subdata/webhook";
 import { createSecretBox } from "@subdata/webhook";
 
@@ -9,12 +9,14 @@ import { createSecretBox } from "@subdata/webhook";
 const settings = JSON.parse(process.env.PIPELINE_SETTINGS ?? "{}") as DeliveryPipelineSettings;
 const pool = createPool({ connectionString: process.env.DATABASE_URL!, applicationName: "test-pipeline-process" });
 const nats = await connect({ servers: process.env.NATS_URL! });
+const logger = createLogger({ name: "pipeline-process", level: process.env.TEST_LOG_LEVEL ?? "silent" });
 const pipeline = createDeliveryPipeline({
   pool,
   nats,
   secretBox: createSecretBox(process.env.SUBDATA_WEBHOOK_SECRET_KEY!),
   config: settings,
-  logger: createLogger({ name: "pipeline-process", level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+  logger,
+  tracing: tracingFromEnv(process.env, "subdata-webhook", logger),
 });
 pipeline.start();
 process.stdout.write("ready\n");

@@ -1,4 +1,4 @@
 // Test helpers any workspace's tests may use; nothing in production imports them.
 export { createCapturedLogger } from "./captured-logger.ts";
-export { createCapturedSpans } from "./captured-spans.ts";
+export { type CapturedSpan, createCapturedSpans } from "./captured-spans.ts";
 export { rpcError } from "./rpc-error.ts";

@@ -1,4 +1,5 @@
 import { createLogger, type Pool } from "@subdata/runtime";
+import { createCapturedSpans } from "@subdata/runtime/test-support";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AttemptResult } from "./deliver-webhook.ts";
 import type { ClaimedDelivery, ClaimResult } from "./claim-repository.ts";
@@ -90,6 +91,7 @@ function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>) {
       },
     },
     onAttempt: () => void recorded++,
+    tracing: createCapturedSpans().tracing,
   });
   return {
     worker,

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { formatTraceparent, type Logger, type Pool, type SpanExporter } from "@subdata/runtime";
+import { SpanStatusCode } from "@opentelemetry/api";
+import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
 import type { ClaimedDelivery, ClaimRepository, ClaimResult } from "./claim-repository.ts";
 import type { DeliveryDecision } from "./record-repository.ts";
-import { attemptSpan, attemptTrace } from "./delivery-trace.ts";
+import { endAttemptSpan, startAttemptSpan } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
 import { nextAttempt } from "./retry-schedule.ts";
 import type { SecretBox } from "../secret-box.ts";
@@ -56,8 +57,8 @@ export interface DeliveryWorkerOptions {
   disableAfterMs: number;
   disableReason: string;
   random?: () => number;
-  /** Set only when OTLP export is configured: each POST is then exported as a CLIENT span. */
-  spans?: SpanExporter | undefined;
+  /** Each POST is a CLIENT span in its event's trace (delivery-trace.ts). */
+  tracing: Tracing;
   /** Called after each attempt was recorded (metrics). */
   onAttempt?: (report: { errorClass: string; latencyMicros: bigint; outcome: DeliveryDecision["kind"]; endpointDisabled: boolean }) => void;
 }
@@ -172,14 +173,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
     // Each attempt is a span of the event's trace (the relay's), sent to the receiver and logged here.
-    const trace = attemptTrace(delivery.traceparent);
+    const { span, traceparent } = startAttemptSpan(options.tracing, delivery);
     const log = {
       deliveryId: delivery.id,
       endpointId: delivery.endpointId,
       eventId: delivery.eventId,
       attempt: delivery.attemptNumber,
-      traceId: trace.traceId,
-      spanId: trace.spanId,
+      traceId: span.spanContext().traceId,
+      spanId: span.spanContext().spanId,
     };
     let secrets: string[];
     try {
@@ -188,6 +189,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // Wrong SUBDATA_WEBHOOK_SECRET_KEY or a damaged row: nothing can be signed. The lease expires
       // and the delivery is tried again once an operator fixes the key.
       release(delivery.endpointId);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: "signing secret cannot be opened" });
+      span.end();
       logger.error(log, "cannot open the endpoint's signing secret; delivery not sent");
       return;
     }
@@ -198,12 +201,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         url: delivery.url,
         body: delivery.body,
         secrets,
-        traceparent: formatTraceparent(trace),
+        traceparent,
       });
     } finally {
       release(delivery.endpointId);
     }
-    if (options.spans) options.spans.export(attemptSpan(delivery, trace, attempt));
+    endAttemptSpan(span, attempt);
     const decision = decide(attempt, delivery.attemptNumber, options.retrySchedule, options.random);
     if (inFlight.has(delivery.endpointId)) failing.set(delivery.endpointId, decision.kind !== "succeeded");
     const recorded = await recorder.add({ delivery, attempt, decision });

@@ -1,4 +1,7 @@
-import { isSampled, type Logger, newSpanId, parseTraceparent, type Pool, spanClockMs, type SpanExporter, type SpanRecord } from "@subdata/runtime";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { parseTraceParent } from "@opentelemetry/core";
+import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
+import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import type { ClientBase } from "pg";
 import { changeEventsByIds, type IngestedEvent, ingestEvents } from "./ingest-repository.ts";
 import { storedTraceparent } from "../delivery/delivery-trace.ts";
@@ -24,8 +27,8 @@ export function createEventIngester(deps: {
   onDeliveries: () => void;
   /** How often a standby replica tries to take over the ingest lock. Default 1 s. */
   lockRetryMs?: number;
-  /** Set only when OTLP export is configured: each stored (or handed back) event is a CONSUMER span. */
-  spans?: SpanExporter | undefined;
+  /** Each stored (or handed back) event that carries the relay's trace is a CONSUMER span in it. */
+  tracing: Tracing;
   /** Called once per refused message: undecodable, or not matching its change_events row (main.ts counts them). */
   onRefused?: ((reason: RefusalReason) => void) | undefined;
 }): EventIngester {
@@ -98,10 +101,8 @@ export function createEventIngester(deps: {
     const first = messages[stored[0]!]!;
     const last = messages[stored[stored.length - 1]!]!;
     const range = { firstSeq: first.seq, lastSeq: last.seq, events: events.length };
-    const startMs = deps.spans ? spanClockMs() : 0;
-    const exportSpans = (error?: unknown) => {
-      if (deps.spans) for (const span of ingestSpans(messages, eventIds, stored, { startMs, endMs: spanClockMs(), error })) deps.spans.export(span);
-    };
+    const startMs = performance.timeOrigin + performance.now();
+    const exportSpans = (error?: unknown) => recordIngestSpans(deps.tracing, messages, eventIds, stored, { startMs, error });
     try {
       const created = await ingestEvents(client, events);
       if (created > 0) deps.onDeliveries();
@@ -113,7 +114,7 @@ export function createEventIngester(deps: {
       // The relay's trace ids join these log lines to the relay's.
       const traceIds = stored
         .slice(0, 10)
-        .map((index) => parseTraceparent(messages[index]!.traceparent)?.traceId)
+        .map((index) => parseTraceParent(messages[index]!.traceparent ?? "")?.traceId)
         .filter(Boolean);
       deps.logger.warn({ err: error, ...range, traceIds }, "could not store event batch; it will be redelivered in order");
       for (const index of stored) dispositions[index] = { kind: "nak", delayMs: deps.storeRetryMs };
@@ -124,52 +125,54 @@ export function createEventIngester(deps: {
 
 /**
  * One CONSUMER span per consumed message that carries the relay's trace (OTel messaging "process"), a
- * child of the relay's publish span and a sibling of the event's delivery attempts. Timed over its
- * batch's store (spans of one batch share it); the gap after the publish span is the wait in the stream.
+ * child of the relay's publish span and a sibling of the event's delivery attempts; the publish's
+ * sampling decision holds (parent-based). Timed over its batch's store (spans of one batch share it);
+ * the gap after the publish span is the wait in the stream.
  */
-export function ingestSpans(
+export function recordIngestSpans(
+  tracing: Tracing,
   messages: readonly ConsumedMessage[],
   /** The event id of each decoded message, by its index in `messages`. */
   eventIds: readonly string[],
   /** Indexes of the decoded messages, in batch order. */
   stored: readonly number[],
-  store: { startMs: number; endMs: number; error?: unknown },
-): SpanRecord[] {
-  const { startMs, endMs, error } = store;
-  const spans: SpanRecord[] = [];
+  /** When the store began (epoch ms); it ends now. `error` when it failed. */
+  store: { startMs: number; error?: unknown },
+): void {
+  const { startMs, error } = store;
   const seen = new Set<string>();
   for (const index of stored) {
     const eventId = eventIds[index]!;
     const duplicate = seen.has(eventId);
     seen.add(eventId);
     const message = messages[index]!;
-    const parent = parseTraceparent(message.traceparent);
-    if (!parent) continue;
-    spans.push({
-      traceId: parent.traceId,
-      spanId: newSpanId(),
-      parentSpanId: parent.spanId,
+    if (!message.traceparent) continue;
+    const parent = tracing.extract({ get: (name) => (name === "traceparent" ? message.traceparent : undefined) });
+    const span = tracing.tracer.startSpan(
       // The subject's template, as the relay names its publish (one name for every merchant).
-      name: `process ${message.subject.replace(/[^.]+$/, "{merchant_id}")}`,
-      kind: "consumer",
-      startMs,
-      endMs,
-      attributes: {
-        "messaging.system": "nats",
-        "messaging.operation.name": "ingest",
-        "messaging.operation.type": "process",
-        "messaging.destination.name": message.subject,
-        "messaging.message.id": eventId,
-        "messaging.batch.message_count": stored.length,
-        // A copy redelivered while its first waited in the same batch: stored once, with the first.
-        ...(duplicate ? { "subdata.duplicate": true } : {}),
-        "subdata.stream_seq": message.seq,
-        "subdata.redelivered": message.redelivered,
-        ...(error === undefined ? {} : { "error.type": (error as { code?: string }).code ?? (error as Error).name ?? "Error" }),
+      `process ${message.subject.replace(/[^.]+$/, "{merchant_id}")}`,
+      {
+        kind: SpanKind.CONSUMER,
+        startTime: startMs,
+        attributes: {
+          "messaging.system": "nats",
+          "messaging.operation.name": "ingest",
+          "messaging.operation.type": "process",
+          "messaging.destination.name": message.subject,
+          "messaging.message.id": eventId,
+          "messaging.batch.message_count": stored.length,
+          // A copy redelivered while its first waited in the same batch: stored once, with the first.
+          ...(duplicate ? { "subdata.duplicate": true } : {}),
+          "subdata.stream_seq": message.seq,
+          "subdata.redelivered": message.redelivered,
+        },
       },
-      error: error !== undefined,
-      sampled: isSampled(parent.flags),
-    });
+      parent,
+    );
+    if (error !== undefined) {
+      span.setAttribute(ATTR_ERROR_TYPE, (error as { code?: string }).code ?? (error as Error).name ?? "Error");
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
   }
-  return spans;
 }
