@@ -16,6 +16,7 @@ export default defineConfig({
             "deploy/*/src/**/*.test.ts",
             "deploy/k8s/**/*.test.ts",
             "deploy/observability/**/*.test.ts",
+            "deploy/nats/**/*.test.ts",
             "bench/src/**/*.test.ts",
           ],
         },

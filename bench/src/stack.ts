@@ -54,6 +54,11 @@ export function inventSecrets(): BenchSecrets {
     SUBDATA_WEBHOOK_DB_PASSWORD: hex(),
     SUBDATA_MAINTAIN_DB_PASSWORD: hex(),
     SUBDATA_CONSOLE_DB_PASSWORD: hex(),
+    // The bench uses the machine's NATS (no authentication there): the logins are sent and ignored.
+    SUBDATA_NATS_RELAY_PASSWORD: randomBytes(32).toString("base64url"),
+    SUBDATA_NATS_WEBHOOK_PASSWORD: randomBytes(32).toString("base64url"),
+    SUBDATA_NATS_AUTH_PASSWORD: randomBytes(32).toString("base64url"),
+    SUBDATA_NATS_GATEWAY_PASSWORD: randomBytes(32).toString("base64url"),
   };
   return {
     serviceToken: dev.SUBDATA_SERVICE_TOKEN,
@@ -148,6 +153,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
   const baselinePort = await freePort();
   const floorPort = await freePort();
+  const streamNames = benchStreamNames(randomBytes(6).toString("hex"));
   const config = {
     databaseUrl: undefined,
     natsUrl: options.natsUrl,
@@ -158,10 +164,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // because the HTTP bench reads its metrics (gateway-steps.ts).
     metricsPorts: { gateway: await freePort(), query: 0, auth: 0, webhook: 0, maintain: 0, console: 0 },
     logLevel: options.logLevel,
+    natsPermissions: { stream: streamNames.stream, subjectPrefix: streamNames.subjectPrefix, consumer: streamNames.consumer },
     runFrom: { kind: "bundles" as const, dir: join(options.repoRoot, "dist") },
     repoRoot: options.repoRoot,
   };
-  const streamNames = benchStreamNames(randomBytes(6).toString("hex"));
   const extra: Record<string, string> = {
     SUBDATA_EVENTS_STREAM: streamNames.stream,
     SUBDATA_EVENTS_SUBJECT_PREFIX: streamNames.subjectPrefix,

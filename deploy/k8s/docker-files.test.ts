@@ -271,10 +271,23 @@ describe("deploy/compose.yaml", () => {
   const services = compose.services;
   const subdataServices = Object.entries(services).filter(([, service]) => service.image === "subdata:local");
 
-  it("runs postgres:15 and nats:2.9 with JetStream", () => {
+  it("runs postgres:15 and nats:2.9 with JetStream and deploy/nats's users", () => {
     expect(services.postgres?.image).toBe("postgres:15");
     expect(services.nats?.image).toBe("nats:2.9");
-    expect(services.nats?.command).toContain("-js");
+    expect(services.nats?.command).toEqual(["-c", "/etc/nats/nats-server.conf"]);
+    expect((services.nats as { volumes?: string[] }).volumes).toContain("./nats/nats-server.conf:/etc/nats/nats-server.conf:ro");
+    expect(read("deploy/nats/nats-server.conf")).toMatch(/^jetstream: \{ store_dir: "\/data" \}$/m);
+  });
+
+  it("logs each NATS client in as its own user, with the password the NATS server holds for it", () => {
+    for (const role of ["relay", "webhook", "auth", "gateway"]) {
+      const environment = services[role]?.environment ?? {};
+      const variable = `SUBDATA_NATS_${role.toUpperCase()}_PASSWORD`;
+      expect(environment.NATS_USER, role).toBe(`subdata-${role}`);
+      expect(environment.NATS_PASSWORD, role).toBe(`\${${variable}:?set in deploy/.env}`);
+      expect(services.nats?.environment?.[`NATS_${role.toUpperCase()}_PASSWORD`], role).toBe(`\${${variable}:?set in deploy/.env}`);
+    }
+    expect(services.query?.environment?.NATS_USER).toBeUndefined();
   });
 
   it("runs every process from the one image and migrates first", () => {

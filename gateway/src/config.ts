@@ -1,4 +1,4 @@
-import { env, loadConfig } from "@subdata/runtime";
+import { env, loadConfig, natsCredentialShape, natsCredentials } from "@subdata/runtime";
 import { z } from "zod";
 
 /**
@@ -40,6 +40,8 @@ export const gatewayConfigShape = {
   SUBDATA_AUTH_URL: env.url().default("http://127.0.0.1:8092"),
   SUBDATA_SERVICE_TOKEN: env.secret(),
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  /** NATS_USER, NATS_PASSWORD (and NODE_ENV, which makes them required): the gateway's own NATS user, which may only subscribe to revocations. */
+  ...natsCredentialShape,
   /** Deadline of every upstream RPC. */
   SUBDATA_UPSTREAM_TIMEOUT_MS: env.positiveInt(5_000),
   /** Token bucket per API key and gateway instance: this many requests per window, bursts up to it. */
@@ -71,5 +73,7 @@ export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
 
 /** Throws a ConfigError naming every bad variable (never their values). */
 export function loadGatewayConfig(environment: NodeJS.ProcessEnv) {
-  return loadConfig(gatewayConfigShape, environment);
+  const config = loadConfig(gatewayConfigShape, environment);
+  natsCredentials(config);
+  return config;
 }

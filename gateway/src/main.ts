@@ -5,6 +5,7 @@ import {
   createTraceScope,
   handleShutdown,
   loadConfigOrExit,
+  natsCredentials,
   sendTraceContext,
   startMetricsServer,
   tracingFromEnv,
@@ -35,7 +36,7 @@ const apiKeyCache = createApiKeyCache({
   maxEntries: config.SUBDATA_API_KEY_CACHE_MAX_ENTRIES,
   now: Date.now,
 });
-const revocations = createRevocationListener({ natsUrl: config.NATS_URL, cache: apiKeyCache, logger });
+const revocations = createRevocationListener({ natsUrl: config.NATS_URL, credentials: natsCredentials(config), cache: apiKeyCache, logger });
 const waitingReads = createWaitingReads({ maxTotal: config.SUBDATA_FEED_MAX_WAITING, maxPerKey: config.SUBDATA_FEED_MAX_WAITING_PER_KEY });
 const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, tracing, health, waitingReads });
 

@@ -1,7 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
-import type { Logger } from "@subdata/runtime";
+import type { Logger, NatsCredentials } from "@subdata/runtime";
 import type { ApiKeyCache } from "./api-key-cache.ts";
 
 /**
@@ -21,6 +21,8 @@ export interface RevocationListener {
 
 export interface RevocationListenerDeps {
   natsUrl: string;
+  /** The gateway's NATS user (NATS_USER, NATS_PASSWORD), when the server requires one: it may subscribe to revocations only. */
+  credentials?: NatsCredentials | undefined;
   cache: ApiKeyCache;
   logger: Logger;
   /** Delay between first-connection attempts. */
@@ -76,7 +78,13 @@ export function createRevocationListener(deps: RevocationListenerDeps): Revocati
   async function run(): Promise<void> {
     while (!closed) {
       try {
-        const nc = await connect({ servers: deps.natsUrl, name: "subdata-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+        const nc = await connect({
+          servers: deps.natsUrl,
+          name: "subdata-gateway",
+          ...(deps.credentials ? { user: deps.credentials.user, pass: deps.credentials.pass } : {}),
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 250,
+        });
         if (closed) {
           await nc.close();
           return;

@@ -7,7 +7,7 @@ import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoi
 import { createServiceTransport } from "@subdata/runtime";
 import pg from "pg";
 import { inject } from "vitest";
-import { freePort } from "../faults/nats-server.ts";
+import { freePort } from "../faults/free-port.ts";
 import { listeningPorts, type RunningProcess, startProcess } from "../lifecycle/support/process.ts";
 import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
 import { waitFor } from "../support/wait-for.ts";

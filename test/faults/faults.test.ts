@@ -1,3 +1,8 @@
+import { randomBytes } from "node:crypto";
+import { toBinary } from "@bufbuild/protobuf";
+import { jetstream } from "@nats-io/jetstream";
+import { type ChangeEventRow, changeEventFromRow, connectNats, subscriptionEventFromChangeEvent } from "@subdata/events";
+import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiLoad } from "./api-load.ts";
 import { startFaultProxy, type FaultMode, type FaultProxy } from "./fault-proxy.ts";
@@ -16,7 +21,7 @@ import { createTenant, produceChanges, type EndpointReceiver, type Tenant } from
 const rows: ScenarioFigures[] = [];
 let stack: FaultStack;
 /** docs/reliability.md gets the table only from a full, green run (not from a `-t` subset). */
-const TEST_COUNT = 7;
+const TEST_COUNT = 8;
 let passed = 0;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -292,6 +297,65 @@ describe("fault suite", () => {
         expect(receivers[0]!.receiver.receipts.length).toBe(0);
         expect(proxies[0]!.mode.kind).toBe("refuse");
         await proxies[0]!.set({ kind: "pass" });
+      },
+    });
+  });
+
+  faultTest("forged events published with the relay's leaked NATS credential, under load: none delivered", async () => {
+    const forgedIds = new Set<string>();
+    const FORGED_EMAIL = "forged@example.com";
+    const FORGED_VERSION = 1_000_000n;
+    await scenario("forged and altered events published under load (relay credential leaked)", {
+      subscriptions: 5,
+      receivers: [{}],
+      async act({ tenant }) {
+        // The worst case permissions leave: the forger holds the only user allowed to publish events.
+        const forger = await connectNats(stack.natsUrl, "relay", stack.nats.credentials.relay);
+        const js = jetstream(forger);
+        const subject = `subdata.events.subscription.${tenant.merchantId}`;
+        const forge = async (round: number) => {
+          // As the relay reads it (the suite's admin pool has pg's default parsers: text and bigint by hand).
+          const { rows } = await stack.admin.query<ChangeEventRow & { version: string }>(
+            `SELECT id, merchant_id, resource_type, resource_id, event_type, version::text AS version,
+                    to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00' AS occurred_at, payload
+               FROM change_events WHERE merchant_id = $1 ORDER BY seq DESC LIMIT 1`,
+            [tenant.merchantId],
+          );
+          const genuine = subscriptionEventFromChangeEvent(changeEventFromRow({ ...rows[0]!, version: BigInt(rows[0]!.version) }));
+          // An altered copy of a real event (same id: racing the relay's own publish), and an event no
+          // change made, claiming the tenant's real subscription at a version far ahead.
+          const altered = { ...genuine, subscription: { ...genuine.subscription!, customer: { ...genuine.subscription!.customer!, email: FORGED_EMAIL } } };
+          const invented = { ...genuine, id: `evt_${randomBytes(16).toString("hex")}`, version: FORGED_VERSION + BigInt(round) };
+          forgedIds.add(invented.id);
+          for (const event of [altered, invented]) {
+            await js.publish(subject, toBinary(SubscriptionEventSchema, event), { msgID: `forged-${randomBytes(8).toString("hex")}` });
+          }
+        };
+        try {
+          await Promise.all([
+            produceChanges(stack, tenant, 60),
+            (async () => {
+              for (let round = 0; round < 40; round++) {
+                await forge(round);
+                await pause(25);
+              }
+            })(),
+          ]);
+        } finally {
+          await forger.close();
+        }
+      },
+      async check({ tenant, receivers }) {
+        expect(forgedIds.size).toBe(40);
+        const receipts = receivers.flatMap(({ receiver }) => receiver.receipts);
+        expect(receipts.filter((receipt) => forgedIds.has(receipt.webhookId))).toEqual([]);
+        expect(receipts.filter((receipt) => receipt.version >= Number(FORGED_VERSION))).toEqual([]);
+        const stored = await stack.admin.query<{ forged: number; altered: number }>(
+          `SELECT count(*) FILTER (WHERE id = ANY ($2::text[]))::int AS forged, count(*) FILTER (WHERE body LIKE '%' || $3 || '%')::int AS altered
+             FROM webhook_events WHERE merchant_id = $1`,
+          [tenant.merchantId, [...forgedIds], FORGED_EMAIL],
+        );
+        expect(stored.rows[0]).toEqual({ forged: 0, altered: 0 });
       },
     });
   });

@@ -7,19 +7,24 @@ import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoi
 import { createServiceTransport } from "@subdata/runtime";
 import pg from "pg";
 import { startFaultProxy, type FaultProxy } from "./fault-proxy.ts";
-import { createNatsServer, freePort, type NatsServer } from "./nats-server.ts";
+import type { NatsRole } from "@subdata/events";
+import { type AuthenticatedNats, createAuthenticatedNats } from "../support/authenticated-nats.ts";
+import { freePort } from "./free-port.ts";
 import { startPostgresCluster, type PostgresCluster } from "./postgres-cluster.ts";
 import { createServiceProcess, type ServiceProcess } from "./service-process.ts";
 
 /**
  * The whole stack as real processes on loopback, with infrastructure the suite owns: a private
- * Postgres cluster (restartable), a private nats-server (stoppable), and a fault proxy in front of
+ * Postgres cluster (restartable), a private nats-server (stoppable) with the production users and
+ * permissions, each process logging in as its own user, and a fault proxy in front of
  * each service's Postgres connection and of NATS. Services reach their dependencies only through
  * the proxies; the suite's own admin connection goes straight to Postgres.
  */
 export interface FaultStack {
   postgres: PostgresCluster;
-  nats: NatsServer;
+  nats: AuthenticatedNats;
+  /** What NATS clients connect to (the proxy in front of nats). */
+  natsUrl: string;
   /** Per service: the proxy its DATABASE_URL points at. */
   pgProxies: Record<"query" | "auth" | "webhook" | "relay", FaultProxy>;
   natsProxy: FaultProxy;
@@ -47,7 +52,11 @@ export async function startFaultStack(): Promise<FaultStack> {
     gateway: await freePort(),
   };
   const postgres = await startPostgresCluster(ports.postgres, "subdata_faults");
-  const nats = createNatsServer(ports.nats);
+  const nats = await createAuthenticatedNats(
+    { stream: "SUBDATA_EVENTS", subjectPrefix: "subdata.events", consumer: "webhook-deliveries" },
+    { port: ports.nats },
+  );
+  const natsLogin = (role: NatsRole) => ({ NATS_USER: nats.credentials[role].user, NATS_PASSWORD: nats.credentials[role].pass });
   await nats.start();
   await migrate({ databaseUrl: postgres.adminUrl, log: () => {} });
 
@@ -109,7 +118,7 @@ export async function startFaultStack(): Promise<FaultStack> {
       {
         name: "auth",
         entry: "services/auth/src/main.ts",
-        env: { ...common, PORT: String(ports.auth), DATABASE_URL: viaProxy(pgProxies.auth, "auth") },
+        env: { ...common, ...natsLogin("auth"), PORT: String(ports.auth), DATABASE_URL: viaProxy(pgProxies.auth, "auth") },
         readiness: grpc(urls.auth),
       },
       repoRoot,
@@ -118,7 +127,7 @@ export async function startFaultStack(): Promise<FaultStack> {
       {
         name: "webhook",
         entry: "services/webhook/src/main.ts",
-        env: { ...common, ...webhookSecrets, PORT: String(ports.webhook), DATABASE_URL: viaProxy(pgProxies.webhook, "webhook") },
+        env: { ...common, ...webhookSecrets, ...natsLogin("webhook"), PORT: String(ports.webhook), DATABASE_URL: viaProxy(pgProxies.webhook, "webhook") },
         readiness: grpc(urls.webhook),
       },
       repoRoot,
@@ -127,7 +136,12 @@ export async function startFaultStack(): Promise<FaultStack> {
       {
         name: "relay",
         entry: "services/relay/src/main.ts",
-        env: { ...common, SUBDATA_RELAY_HEALTH_PORT: String(ports.relayHealth), DATABASE_URL: viaProxy(pgProxies.relay, "webhook") },
+        env: {
+          ...common,
+          ...natsLogin("relay"),
+          SUBDATA_RELAY_HEALTH_PORT: String(ports.relayHealth),
+          DATABASE_URL: viaProxy(pgProxies.relay, "webhook"),
+        },
         readiness: { kind: "http", url: `http://127.0.0.1:${ports.relayHealth}/readyz` },
       },
       repoRoot,
@@ -138,6 +152,7 @@ export async function startFaultStack(): Promise<FaultStack> {
         entry: "gateway/src/main.ts",
         env: {
           ...common,
+          ...natsLogin("gateway"),
           PORT: String(ports.gateway),
           SUBDATA_QUERY_URL: urls.query,
           SUBDATA_AUTH_URL: urls.auth,
@@ -157,6 +172,7 @@ export async function startFaultStack(): Promise<FaultStack> {
   return {
     postgres,
     nats,
+    natsUrl,
     pgProxies,
     natsProxy,
     services,

@@ -1,12 +1,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { connect } from "@nats-io/transport-node";
+import { devNatsUsers, loadDevSecrets } from "../../deploy/local/src/dev-secrets.ts";
 import { ensureNats, natsHelp } from "../../deploy/local/src/nats.ts";
 import { startNatsWithoutJetStream, type PlainNats } from "./nats-without-jetstream.ts";
 
 describe("npm start's NATS check (deploy/local/src/nats.ts)", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "subdata-nats-"));
+  const users = devNatsUsers(loadDevSecrets(join(dataDir, "dev.env")).secrets);
+  const permissions = { stream: "SUBDATA_EVENTS", subjectPrefix: "subdata.events", consumer: "webhook-deliveries" };
   let plain: PlainNats | undefined;
 
   beforeAll(async () => {
@@ -20,7 +25,7 @@ describe("npm start's NATS check (deploy/local/src/nats.ts)", () => {
 
   it("when a NATS answers without JetStream, says so naming NATS_URL and how to fix it, and starts none in its place", async () => {
     const url = plain?.url ?? "";
-    const setup = await ensureNats({ url, dataDir, onLog: () => {} });
+    const setup = await ensureNats({ url, dataDir, users, permissions, onLog: () => {} });
     expect(setup).toEqual({
       kind: "no-jetstream",
       url,
@@ -34,6 +39,35 @@ describe("npm start's NATS check (deploy/local/src/nats.ts)", () => {
 
   it("uses a NATS with JetStream as it is", async () => {
     const url = inject("natsUrl");
-    expect(await ensureNats({ url, dataDir, onLog: () => {} })).toEqual({ kind: "external", url });
+    expect(await ensureNats({ url, dataDir, users, permissions, onLog: () => {} })).toEqual({ kind: "external", url });
+  });
+
+  it("when nothing answers at a local URL, starts a nats-server that admits only the stack's users, each with its password", async () => {
+    const url = `nats://127.0.0.1:${await freePort()}`;
+    const setup = await ensureNats({ url, dataDir, users, permissions, onLog: () => {} });
+    expect(setup.kind).toBe("started");
+    try {
+      await expect(connect({ servers: url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i);
+      await expect(connect({ servers: url, user: users.relay.user, pass: users.gateway.password, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i);
+      for (const role of ["relay", "webhook", "auth", "gateway"] as const) {
+        const nc = await connect({ servers: url, user: users[role].user, pass: users[role].password, maxReconnectAttempts: 0 });
+        await nc.close();
+      }
+      // Asked again while it runs, the launcher finds it and checks JetStream as the relay.
+      expect(await ensureNats({ url, dataDir, users, permissions, onLog: () => {} })).toEqual({ kind: "external", url });
+    } finally {
+      if (setup.kind === "started") await setup.stop();
+    }
   });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}

@@ -15,6 +15,10 @@ const secrets: DevSecrets = {
   SUBDATA_WEBHOOK_DB_PASSWORD: "webhookpw000000000000000000000000000",
   SUBDATA_MAINTAIN_DB_PASSWORD: "maintainpw00000000000000000000000000",
   SUBDATA_CONSOLE_DB_PASSWORD: "consolepw000000000000000000000000000",
+  SUBDATA_NATS_RELAY_PASSWORD: "natsrelaypw0000000000000000000000000",
+  SUBDATA_NATS_WEBHOOK_PASSWORD: "natswebhookpw00000000000000000000000",
+  SUBDATA_NATS_AUTH_PASSWORD: "natsauthpw00000000000000000000000000",
+  SUBDATA_NATS_GATEWAY_PASSWORD: "natsgatewaypw00000000000000000000000",
 };
 const adminUrl = `postgres://postgres:${secrets.SUBDATA_POSTGRES_PASSWORD}@127.0.0.1:54329/subdata`;
 const roleUrls = {
@@ -67,6 +71,15 @@ describe("the process table", () => {
     expect(byName("gateway").env.DATABASE_URL).toBeUndefined();
     expect(byName("maintain").env.DATABASE_URL).toBe(roleUrls.maintain);
     for (const spec of table) expect(Object.values(spec.env)).not.toContain(adminUrl);
+  });
+
+  it("logs each NATS client in as its own user, and gives the processes without NATS no NATS login", () => {
+    expect(byName("relay").env).toMatchObject({ NATS_USER: "subdata-relay", NATS_PASSWORD: secrets.SUBDATA_NATS_RELAY_PASSWORD });
+    expect(byName("webhook").env).toMatchObject({ NATS_USER: "subdata-webhook", NATS_PASSWORD: secrets.SUBDATA_NATS_WEBHOOK_PASSWORD });
+    expect(byName("auth").env).toMatchObject({ NATS_USER: "subdata-auth", NATS_PASSWORD: secrets.SUBDATA_NATS_AUTH_PASSWORD });
+    expect(byName("gateway").env).toMatchObject({ NATS_USER: "subdata-gateway", NATS_PASSWORD: secrets.SUBDATA_NATS_GATEWAY_PASSWORD });
+    expect(byName("query").env.NATS_USER).toBeUndefined();
+    expect(byName("maintain").env.NATS_USER).toBeUndefined();
   });
 
   it("never hands the launcher's own admin DATABASE_URL down to a child", () => {

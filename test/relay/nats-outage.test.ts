@@ -22,7 +22,7 @@ describe("the outbox relay while NATS is down", () => {
     admin = new pg.Pool({ connectionString: database.adminUrl, max: 2 });
     nats = await createPrivateNats();
     await nats.start();
-    nc = await connectNats(nats.url, "relay-outage-test");
+    nc = await connectNats(nats.url, "relay");
     await ensureEventStream(nc, stream);
   });
 

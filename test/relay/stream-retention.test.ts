@@ -10,7 +10,7 @@ describe("the event stream's max_age", () => {
   let nc: NatsConnection;
 
   beforeAll(async () => {
-    nc = await connectNats(inject("natsUrl"), "stream-retention-test");
+    nc = await connectNats(inject("natsUrl"), "relay");
   });
 
   afterAll(async () => {

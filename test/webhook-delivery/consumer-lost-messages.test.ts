@@ -15,7 +15,7 @@ describe("the webhook consumer's lost-message figure", () => {
   let nc: NatsConnection;
 
   beforeAll(async () => {
-    nc = await connectNats(inject("natsUrl"), "consumer-lost-test");
+    nc = await connectNats(inject("natsUrl"), "webhook");
   });
 
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { renderedEvent } from "../../services/webhook/src/ingest/event-message.ts";
 import { ingestEvent } from "../../services/webhook/src/ingest/ingest-repository.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
-import { chargeEvent, newSubscriptionId, waitFor } from "./support/harness.ts";
+import { newSubscriptionId, waitFor } from "./support/harness.ts";
 
 /**
  * The durable consumer as a webhook service that consumed subscription events only left it: filter
@@ -22,12 +22,10 @@ describe("the event consumer of an earlier version, subscription events only", (
     const subscriptionId = newSubscriptionId();
     // Stream order: s1, c1, s2, s3, c2 (stream sequences 1–5).
     const s1 = await h.publish({ merchantId, subscriptionId, version: 1 });
-    const c1 = chargeEvent({ merchantId, chargeId: "ch_upgrade", version: 1 });
-    await h.publishChange(c1);
+    const c1 = await h.publishCharge({ merchantId, chargeId: "ch_upgrade", version: 1 });
     const s2 = await h.publish({ merchantId, subscriptionId, version: 2 });
     const s3 = await h.publish({ merchantId, subscriptionId, version: 3 });
-    const c2 = chargeEvent({ merchantId, chargeId: "ch_upgrade", version: 2 });
-    await h.publishChange(c2);
+    const c2 = await h.publishCharge({ merchantId, chargeId: "ch_upgrade", version: 2 });
 
     // The earlier version's durable: it stored s1 and s2 (with their deliveries) and acked them.
     const jsm = await jetstreamManager(h.nc);

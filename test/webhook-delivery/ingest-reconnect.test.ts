@@ -44,7 +44,7 @@ describe("event ingest across a NATS connection that drops mid-delivery", () => 
     const nats = new URL(inject("natsUrl"));
     // Only the consumer's connection goes through the proxy; the test publishes on its own.
     proxy = await startFaultProxy({ host: nats.hostname, port: Number(nats.port || 4222) });
-    consumerConnection = await connectNats(`nats://${proxy.address}`, "test-ingest-reconnect");
+    consumerConnection = await connectNats(`nats://${proxy.address}`, "webhook");
   });
   afterAll(async () => {
     await consumerConnection?.close();

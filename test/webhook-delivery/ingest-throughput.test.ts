@@ -34,7 +34,7 @@ describe("ingest and delivery throughput (figures printed, no timing assertions)
     const publishStart = performance.now();
     for (let version = 1; version <= versions; version++) {
       // One version of every subscription per round: stream order is version order per subscription.
-      await Promise.all(subscriptions.map((subscriptionId) => h.publish({ merchantId, subscriptionId, version })));
+      await h.publishAll(subscriptions.map((subscriptionId) => ({ merchantId, subscriptionId, version })));
     }
     const publishMs = performance.now() - publishStart;
 

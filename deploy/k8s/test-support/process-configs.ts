@@ -95,6 +95,7 @@ export const placeholderSecrets: Readonly<Record<string, string>> = {
   SUBDATA_SERVICE_TOKEN: "t".repeat(32),
   SUBDATA_PAGE_TOKEN_SECRET: "p".repeat(32),
   SUBDATA_WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+  NATS_PASSWORD: "n".repeat(32),
   // Optional keys (present during a rotation): loaded with a value, so their validation runs too.
   SUBDATA_SERVICE_TOKENS_ACCEPTED: `${"u".repeat(32)},${"v".repeat(32)}`,
   SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "q".repeat(32),

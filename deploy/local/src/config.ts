@@ -1,5 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
+import { eventStreamConfigShape, type NatsPermissionSettings } from "@subdata/events";
 import { env, loadConfig } from "@subdata/runtime";
+import { z } from "zod";
 
 /**
  * The launcher's environment. Everything has a local default: `npm start` must work on a fresh
@@ -30,6 +32,10 @@ const localConfigShape = {
   /** The maintenance task's /metrics (it runs `subdata maintain --every 1h`). */
   MAINTAIN_METRICS_PORT: env.port(9095),
   LOG_LEVEL: env.logLevel(),
+  // Read by the relay and the webhook service too (they inherit the environment); the NATS permissions name them.
+  SUBDATA_EVENTS_STREAM: eventStreamConfigShape.SUBDATA_EVENTS_STREAM,
+  SUBDATA_EVENTS_SUBJECT_PREFIX: eventStreamConfigShape.SUBDATA_EVENTS_SUBJECT_PREFIX,
+  SUBDATA_WEBHOOK_CONSUMER: z.string().default("webhook-deliveries"),
   /**
    * `sources` (the default) runs each service's TypeScript through tsx, for development; `bundles` runs the
    * bundles the image runs (`npm run build` writes them; `npm run start:bundled` builds, then starts so).
@@ -50,6 +56,8 @@ export interface LocalConfig {
   ports: { gateway: number; query: number; auth: number; webhook: number; relayHealth: number; console: number; consoleWeb: number };
   metricsPorts: { gateway: number; query: number; auth: number; webhook: number; maintain: number; console: number };
   logLevel: string;
+  /** The stream, subject prefix and consumer that the NATS users' permissions name. */
+  natsPermissions: NatsPermissionSettings;
   /** How the services run: their sources through tsx, or the bundles in `dir` (absolute). */
   runFrom: RunFrom;
   /** The repository root: entry files and the default data dir are resolved from it. */
@@ -83,6 +91,11 @@ export function loadLocalConfig(environment: NodeJS.ProcessEnv, repoRoot: string
       console: config.CONSOLE_METRICS_PORT,
     },
     logLevel: config.LOG_LEVEL,
+    natsPermissions: {
+      stream: config.SUBDATA_EVENTS_STREAM,
+      subjectPrefix: config.SUBDATA_EVENTS_SUBJECT_PREFIX,
+      consumer: config.SUBDATA_WEBHOOK_CONSUMER,
+    },
     runFrom: config.SUBDATA_RUN_FROM === "bundles" ? { kind: "bundles", dir: resolve(repoRoot, config.SUBDATA_BUNDLE_DIR) } : { kind: "sources" },
     repoRoot,
   };

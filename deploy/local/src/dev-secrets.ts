@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { defaultNatsUser, type NatsUsers } from "@subdata/events";
 import { readDevEnvFile, writeDevEnvFile } from "./dev-env-file.ts";
 
 /**
@@ -18,6 +19,11 @@ export interface DevSecrets {
   SUBDATA_WEBHOOK_DB_PASSWORD: string;
   SUBDATA_MAINTAIN_DB_PASSWORD: string;
   SUBDATA_CONSOLE_DB_PASSWORD: string;
+  /** Each NATS user's password, for the nats-server the launcher starts (nats.ts) and the process that logs in as it. */
+  SUBDATA_NATS_RELAY_PASSWORD: string;
+  SUBDATA_NATS_WEBHOOK_PASSWORD: string;
+  SUBDATA_NATS_AUTH_PASSWORD: string;
+  SUBDATA_NATS_GATEWAY_PASSWORD: string;
 }
 
 const generators: { [K in keyof DevSecrets]: () => string } = {
@@ -31,7 +37,22 @@ const generators: { [K in keyof DevSecrets]: () => string } = {
   SUBDATA_WEBHOOK_DB_PASSWORD: () => randomBytes(18).toString("hex"),
   SUBDATA_MAINTAIN_DB_PASSWORD: () => randomBytes(18).toString("hex"),
   SUBDATA_CONSOLE_DB_PASSWORD: () => randomBytes(18).toString("hex"),
+  // base64url: no quoting trouble in the nats-server config.
+  SUBDATA_NATS_RELAY_PASSWORD: () => randomBytes(32).toString("base64url"),
+  SUBDATA_NATS_WEBHOOK_PASSWORD: () => randomBytes(32).toString("base64url"),
+  SUBDATA_NATS_AUTH_PASSWORD: () => randomBytes(32).toString("base64url"),
+  SUBDATA_NATS_GATEWAY_PASSWORD: () => randomBytes(32).toString("base64url"),
 };
+
+/** The NATS users of the local stack: each process's own, with the password generated for it. */
+export function devNatsUsers(secrets: DevSecrets): NatsUsers {
+  return {
+    relay: { user: defaultNatsUser("relay"), password: secrets.SUBDATA_NATS_RELAY_PASSWORD },
+    webhook: { user: defaultNatsUser("webhook"), password: secrets.SUBDATA_NATS_WEBHOOK_PASSWORD },
+    auth: { user: defaultNatsUser("auth"), password: secrets.SUBDATA_NATS_AUTH_PASSWORD },
+    gateway: { user: defaultNatsUser("gateway"), password: secrets.SUBDATA_NATS_GATEWAY_PASSWORD },
+  };
+}
 
 export const devSecretNames = Object.keys(generators) as Array<keyof DevSecrets>;
 

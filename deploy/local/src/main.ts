@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { ConfigError } from "@subdata/runtime";
 import { loadLocalConfig } from "./config.ts";
 import { merchantExists, prepareDatabase } from "./database.ts";
-import { loadDevSecrets, saveDevEnv } from "./dev-secrets.ts";
+import { devNatsUsers, loadDevSecrets, saveDevEnv } from "./dev-secrets.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { createDemoKey, printDemoConsoleLink, seedDemoMerchant } from "./first-run.ts";
 import { prefixLines } from "./log-line.ts";
@@ -101,7 +101,13 @@ async function main(): Promise<void> {
   }
   if (shuttingDown) return;
 
-  const nats = await ensureNats({ url: config.natsUrl, dataDir: config.dataDir, onLog: (line) => print(prefixLines("nats", line)) });
+  const nats = await ensureNats({
+    url: config.natsUrl,
+    dataDir: config.dataDir,
+    users: devNatsUsers(secrets),
+    permissions: config.natsPermissions,
+    onLog: (line) => print(prefixLines("nats", line)),
+  });
   if (nats.kind === "started") {
     say(`started nats-server with JetStream on ${nats.url}`);
     track(nats.process);

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { delimiter, join } from "node:path";
 import { connect as connectNats, RequestError } from "@nats-io/transport-node";
+import { natsAuthorizationConfig, natsInboxPrefix, type NatsPermissionSettings, type NatsUsers } from "@subdata/events";
 import { spawnManaged, type ManagedProcess } from "./managed-process.ts";
 
 /** True when a NATS server answers at `url`: it greets every TCP client with an `INFO {…}` line. */
@@ -42,10 +43,11 @@ export type JetStreamCheck =
  * Asks the NATS at `url` for its JetStream account info (`$JS.API.INFO`). A server started without
  * `-js` has no responder for it; one with JetStream off for this account answers with an error.
  */
-async function checkJetStream(url: string, timeoutMs = 2_000): Promise<JetStreamCheck> {
+async function checkJetStream(url: string, login: { user: string; pass: string }, timeoutMs = 2_000): Promise<JetStreamCheck> {
   let connection;
   try {
-    connection = await connectNats({ servers: url, timeout: timeoutMs, maxReconnectAttempts: 0 });
+    // As the relay: a server with our users lets it ask; one without authentication ignores the login.
+    connection = await connectNats({ servers: url, ...login, inboxPrefix: natsInboxPrefix("relay"), timeout: timeoutMs, maxReconnectAttempts: 0 });
   } catch (error) {
     return { state: "unknown", reason: `NATS at ${url} (NATS_URL) answers but refused a connection: ${(error as Error).message}` };
   }
@@ -79,6 +81,10 @@ export interface EnsureNatsOptions {
   url: string;
   /** JetStream storage: `<dataDir>/nats`. */
   dataDir: string;
+  /** Each process's NATS user and password: the server we start admits only these, each to its own subjects. */
+  users: NatsUsers;
+  /** The stream, subject prefix and consumer the permissions name. */
+  permissions: NatsPermissionSettings;
   onLog(line: string): void;
 }
 
@@ -91,7 +97,7 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
  */
 export async function ensureNats(options: EnsureNatsOptions): Promise<NatsSetup> {
   if (await natsAnswers(options.url)) {
-    const jetStream = await checkJetStream(options.url);
+    const jetStream = await checkJetStream(options.url, { user: options.users.relay.user, pass: options.users.relay.password });
     if (jetStream.state === "enabled") return { kind: "external", url: options.url };
     return { kind: jetStream.state === "disabled" ? "no-jetstream" : "missing", url: options.url, reason: jetStream.reason };
   }
@@ -105,11 +111,24 @@ export async function ensureNats(options: EnsureNatsOptions): Promise<NatsSetup>
   const storeDir = join(options.dataDir, "nats");
   mkdirSync(storeDir, { recursive: true });
   const host = hostname.replace(/^\[|\]$/g, "");
+  // The users and their passwords are in the file (0600), never on a command line.
+  const configPath = join(options.dataDir, "nats-server.conf");
+  writeFileSync(
+    configPath,
+    [
+      "# Written by `npm start` (deploy/local) at every start: each process's NATS user and its permissions.",
+      `listen: ${JSON.stringify(`${host.includes(":") ? `[${host}]` : host}:${port || "4222"}`)}`,
+      `jetstream: { store_dir: ${JSON.stringify(storeDir)} }`,
+      natsAuthorizationConfig(options.permissions, options.users),
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
   const recent: string[] = [];
   const server = spawnManaged({
     name: "nats",
     command: binary,
-    args: ["-a", host, "-p", port || "4222", "-js", "-sd", storeDir],
+    args: ["-c", configPath],
     onLine(line) {
       recent.push(line);
       if (recent.length > 20) recent.shift();

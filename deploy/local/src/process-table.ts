@@ -1,6 +1,7 @@
 import type { LocalConfig } from "./config.ts";
 import type { RoleDatabaseUrls } from "./database.ts";
-import type { DevSecrets } from "./dev-secrets.ts";
+import type { NatsRole } from "@subdata/events";
+import { type DevSecrets, devNatsUsers } from "./dev-secrets.ts";
 
 /** How the launcher knows a process is ready to serve. */
 export type Readiness = { kind: "grpc-health" } | { kind: "http"; path: string } | { kind: "none" };
@@ -68,6 +69,9 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
     SUBDATA_AUTH_URL: urls.authUrl,
     SUBDATA_WEBHOOK_URL: urls.webhookUrl,
   });
+  // Each NATS client logs in as its own user; the nats-server the launcher starts allows it only its subjects.
+  const natsUsers = devNatsUsers(secrets);
+  const natsLogin = (role: NatsRole) => ({ NATS_USER: natsUsers[role].user, NATS_PASSWORD: natsUsers[role].password });
   const webhookOnly = {
     SUBDATA_WEBHOOK_SECRET_KEY: secrets.SUBDATA_WEBHOOK_SECRET_KEY,
     // Local receivers (localhost, a LAN box) are the point of a dev stack.
@@ -88,7 +92,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       port: config.ports.auth,
       readiness: { kind: "grpc-health" },
       needsNats: false,
-      env: { ...common(config.ports.auth), METRICS_PORT: String(config.metricsPorts.auth), DATABASE_URL: roleUrls.auth },
+      env: { ...common(config.ports.auth), METRICS_PORT: String(config.metricsPorts.auth), DATABASE_URL: roleUrls.auth, ...natsLogin("auth") },
     },
     {
       name: "webhook",
@@ -101,6 +105,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
         METRICS_PORT: String(config.metricsPorts.webhook),
         DATABASE_URL: roleUrls.webhook,
         ...webhookOnly,
+        ...natsLogin("webhook"),
       },
     },
     {
@@ -115,6 +120,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
         SUBDATA_RELAY_HEALTH_PORT: String(config.ports.relayHealth),
         DATABASE_URL: roleUrls.webhook,
         ...webhookOnly,
+        ...natsLogin("relay"),
       },
     },
     {
@@ -124,7 +130,12 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
       readiness: { kind: "http", path: "/readyz" },
       needsNats: false,
       // No shutdown pause locally: nothing balances load here, and Ctrl-C should be quick.
-      env: { ...common(config.ports.gateway), METRICS_PORT: String(config.metricsPorts.gateway), SUBDATA_SHUTDOWN_DELAY_MS: "0" },
+      env: {
+        ...common(config.ports.gateway),
+        METRICS_PORT: String(config.metricsPorts.gateway),
+        SUBDATA_SHUTDOWN_DELAY_MS: "0",
+        ...natsLogin("gateway"),
+      },
     },
     {
       name: "console",

@@ -1,4 +1,4 @@
-import { env, loadConfig } from "@subdata/runtime";
+import { env, loadConfig, natsCredentialShape, natsCredentials } from "@subdata/runtime";
 import { z } from "zod";
 
 export const authConfigShape = {
@@ -20,11 +20,15 @@ export const authConfigShape = {
     .string()
     .regex(/^(nats|tls|wss?):\/\//, "must be a nats:// URL")
     .default("nats://127.0.0.1:4222"),
+  /** NATS_USER, NATS_PASSWORD (and NODE_ENV, which makes them required): auth's own NATS user, which may only publish revocations. */
+  ...natsCredentialShape,
   /** Failed authentications (security_events) older than this are purged hourly; the database refuses less than 1. */
   SUBDATA_SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
 };
 
 /** The auth service's configuration; throws a ConfigError naming every bad variable. */
 export function loadAuthConfig(source: NodeJS.ProcessEnv) {
-  return loadConfig(authConfigShape, source);
+  const config = loadConfig(authConfigShape, source);
+  natsCredentials(config);
+  return config;
 }

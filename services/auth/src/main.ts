@@ -1,4 +1,12 @@
-import { createHealthState, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
+import {
+  createHealthState,
+  createPool,
+  createProcessObservability,
+  handleShutdown,
+  loadConfigOrExit,
+  natsCredentials,
+  startMetricsServer,
+} from "@subdata/runtime";
 import { createAuditFlushMetrics } from "./audit-metrics.ts";
 import { loadAuthConfig } from "./config.ts";
 import { createAuthDependencies } from "./dependencies.ts";
@@ -16,7 +24,7 @@ const pool = createPool({
 const observability = createProcessObservability({ service: "auth", logLevel: config.LOG_LEVEL, pool, env: process.env });
 const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
-const revocations = createNatsRevocationPublisher({ servers: config.NATS_URL, logger });
+const revocations = createNatsRevocationPublisher({ servers: config.NATS_URL, credentials: natsCredentials(config), logger });
 const dependencies = createAuthDependencies({
   db: pool,
   logger,

@@ -1,7 +1,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import type { Logger } from "@subdata/runtime";
+import type { Logger, NatsCredentials } from "@subdata/runtime";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
 
 /** Core NATS subject every gateway listens on to evict a revoked key from its verified-key cache. */
@@ -32,6 +32,8 @@ export interface RevocationPublisher {
 export interface NatsRevocationPublisherOptions {
   /** e.g. "nats://127.0.0.1:4222". */
   servers: string;
+  /** Auth's NATS user (NATS_USER, NATS_PASSWORD), when the server requires one: it may publish revocations only. */
+  credentials?: NatsCredentials | undefined;
   logger: Logger;
   /** Pause between attempts while NATS is unreachable (default 1 s). */
   retryDelayMs?: number;
@@ -71,6 +73,7 @@ export function createNatsRevocationPublisher(options: NatsRevocationPublisherOp
     connection = await connect({
       servers: options.servers,
       name: "subdata-auth",
+      ...(options.credentials ? { user: options.credentials.user, pass: options.credentials.pass } : {}),
       maxReconnectAttempts: -1,
       reconnectTimeWait: retryDelayMs,
       timeout: confirmTimeoutMs,

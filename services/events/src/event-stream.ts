@@ -1,6 +1,8 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
+import { type NatsCredentials, natsCredentialShape } from "@subdata/runtime";
 import { type ResourceType, resourceTypes } from "./change-events.ts";
+import { natsInboxPrefix, type NatsRole } from "./nats-permissions.ts";
 
 /**
  * Where the change events travel: the JetStream stream the relay publishes to and the webhook service
@@ -21,6 +23,8 @@ export const eventStreamConfigShape = {
     .string()
     .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated subject tokens without wildcards")
     .default("subdata.events"),
+  // NATS_USER, NATS_PASSWORD (and NODE_ENV, which makes them required): this process's own NATS user.
+  ...natsCredentialShape,
 } as const;
 
 /**
@@ -53,12 +57,16 @@ export function resourceTypeOfSubject(subject: string): ResourceType | undefined
 /**
  * A NATS connection that keeps reconnecting forever: both ends outlive NATS restarts. No async
  * traces: otherwise the client builds an Error (a stack capture) for every request and publish ack
- * "just in case", about a fifth of the relay's CPU; a failed publish still says what failed.
+ * "just in case", about a fifth of the relay's CPU; a failed publish still says what failed. Replies
+ * arrive below the role's own inbox prefix, the only one its NATS user may subscribe to
+ * (nats-permissions.ts); `credentials` are its NATS_USER and NATS_PASSWORD, when set.
  */
-export function connectNats(url: string, name: string): Promise<NatsConnection> {
+export function connectNats(url: string, role: NatsRole, credentials?: NatsCredentials): Promise<NatsConnection> {
   return connect({
     servers: url,
-    name,
+    name: `subdata-${role}`,
+    inboxPrefix: natsInboxPrefix(role),
+    ...(credentials ? { user: credentials.user, pass: credentials.pass } : {}),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1_000,
     timeout: 5_000,

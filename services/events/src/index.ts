@@ -10,3 +10,13 @@ export {
   type SubscriptionSnapshot,
 } from "./change-events.ts";
 export { changeEventFromSubscriptionEvent, subscriptionEventFromChangeEvent } from "./subscription-events.ts";
+export {
+  apiKeyRevokedSubject,
+  defaultNatsUser,
+  natsAuthorizationConfig,
+  natsInboxPrefix,
+  natsRoles,
+  type NatsPermissionSettings,
+  type NatsRole,
+  type NatsUsers,
+} from "./nats-permissions.ts";

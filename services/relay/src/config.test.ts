@@ -32,6 +32,15 @@ describe("the stream's retention against the outbox's", () => {
     expect(refused).toThrow(/SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS.*SUBDATA_RELAY_RETENTION_DAYS/);
   });
 
+  it("refuses a stream that would keep events longer than the feed keeps the rows ingest checks them against", () => {
+    const refused = () => loadRelayConfig({ ...valid, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "60", SUBDATA_FEED_RETENTION_DAYS: "30" });
+    expect(refused).toThrow(ConfigError);
+    expect(refused).toThrow(/SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS.*SUBDATA_FEED_RETENTION_DAYS/);
+    expect(loadRelayConfig({ ...valid, SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS: "30", SUBDATA_FEED_RETENTION_DAYS: "30" }).SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS).toBe(
+      30,
+    );
+  });
+
   it("warns about a stream found keeping events less long than the outbox, by name, and not about one keeping them as long or forever", () => {
     const day = 86_400_000;
     expect(streamRetentionWarning("SUBDATA_EVENTS", 2 * day, 7)).toMatch(/^stream SUBDATA_EVENTS keeps events 2\.0 days .*SUBDATA_RELAY_RETENTION_DAYS/);

@@ -1,5 +1,5 @@
 import { eventStreamConfigShape } from "@subdata/events";
-import { ConfigError, env, loadConfig } from "@subdata/runtime";
+import { ConfigError, env, loadConfig, natsCredentials } from "@subdata/runtime";
 import { z } from "zod";
 
 /** The relay's environment. It connects to Postgres as subdata_webhook (DATABASE_URL). */
@@ -38,12 +38,21 @@ export const relayConfigShape = {
 
 export function loadRelayConfig(source: NodeJS.ProcessEnv) {
   const config = loadConfig(relayConfigShape, source);
+  natsCredentials(config);
   // A stream that forgets events before the outbox does leaves a consumer that fell that far behind
   // with a hole and no record of what was in it.
   if (config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS < config.SUBDATA_RELAY_RETENTION_DAYS) {
     throw new ConfigError([
       `SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS is invalid: the stream would keep events ${config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS} days, ` +
         `less than SUBDATA_RELAY_RETENTION_DAYS (${config.SUBDATA_RELAY_RETENTION_DAYS}) keeps them in the outbox`,
+    ]);
+  }
+  // The webhook service accepts an event only if its change_events row still exists: a stream that
+  // kept events longer than the feed would hand it events it must refuse as unknown.
+  if (config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS > config.SUBDATA_FEED_RETENTION_DAYS) {
+    throw new ConfigError([
+      `SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS is invalid: the stream would keep events ${config.SUBDATA_EVENTS_STREAM_MAX_AGE_DAYS} days, ` +
+        `more than SUBDATA_FEED_RETENTION_DAYS (${config.SUBDATA_FEED_RETENTION_DAYS}) keeps the change_events rows that webhook ingest checks them against`,
     ]);
   }
   return config;

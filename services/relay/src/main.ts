@@ -1,4 +1,4 @@
-import { createBackoff, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, sleep } from "@subdata/runtime";
+import { createBackoff, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, natsCredentials, sleep } from "@subdata/runtime";
 import { connectNats } from "@subdata/events";
 import { createEventPublisher, ensureEventStream, streamRetentionWarning } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
@@ -65,7 +65,7 @@ handleShutdown({
 const startup = createBackoff({ initialMs: 500, maxMs: 15_000 });
 while (!nc && !stop.signal.aborted) {
   try {
-    nc = await connectNats(config.NATS_URL, "subdata-relay");
+    nc = await connectNats(config.NATS_URL, "relay", natsCredentials(config));
     const { maxAgeMs } = await ensureEventStream(nc, streamSettings);
     const warning = streamRetentionWarning(streamSettings.stream, maxAgeMs, config.SUBDATA_RELAY_RETENTION_DAYS);
     if (warning) logger.warn({ stream: streamSettings.stream, maxAgeMs }, warning);

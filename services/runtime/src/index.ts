@@ -1,4 +1,5 @@
 export { ConfigError, env, loadConfig, loadConfigOrExit } from "./config.ts";
+export { natsCredentialShape, natsCredentials, type NatsCredentials } from "./nats-credentials.ts";
 export {
   createConnectServer,
   type ConnectObservability,

@@ -1,4 +1,4 @@
-import { env, loadConfig } from "@subdata/runtime";
+import { env, loadConfig, natsCredentials } from "@subdata/runtime";
 import { z } from "zod";
 import { deliveryPipelineConfigShape } from "./pipeline-config.ts";
 
@@ -49,5 +49,7 @@ export const webhookConfigShape = {
 
 /** Throws a ConfigError naming every bad variable (never their values). */
 export function loadWebhookConfig(environment: NodeJS.ProcessEnv) {
-  return loadConfig(webhookConfigShape, environment);
+  const config = loadConfig(webhookConfigShape, environment);
+  natsCredentials(config);
+  return config;
 }

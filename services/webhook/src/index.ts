@@ -4,4 +4,5 @@ export { createWebhookServer } from "./server.ts";
 export { createUrlPolicy } from "./api/url-policy.ts";
 export { createSecretBox, generateSigningSecret, type RekeyingSecretBox, type SecretBox } from "./secret-box.ts";
 export { createDeliveryPipeline, type DeliveryPipeline } from "./pipeline.ts";
+export { createRefusedEventMetric } from "./ingest/consumer-metrics.ts";
 export { deliveryPipelineConfigShape, type DeliveryPipelineSettings } from "./pipeline-config.ts";

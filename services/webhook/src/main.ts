@@ -5,11 +5,12 @@ import {
   createProcessObservability,
   handleShutdown,
   loadConfigOrExit,
+  natsCredentials,
   sleep,
   startMetricsServer,
 } from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
-import { registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
+import { createRefusedEventMetric, registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
 import { createDeliveryMetrics } from "./delivery/delivery-metrics.ts";
 import { connectNats } from "@subdata/events";
 import { createDeliveryPipeline, type DeliveryPipeline } from "./pipeline.ts";
@@ -52,6 +53,7 @@ const server = createWebhookServer({
 const pipelineSettings = deliveryPipelineSettings(config);
 const onAttempt = createDeliveryMetrics(metrics);
 registerConsumerMetrics(metrics, { nats: () => nats, stream: pipelineSettings.stream, consumer: pipelineSettings.consumerName });
+const onRefusedEvent = createRefusedEventMetric(metrics);
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
 handleShutdown({
@@ -77,14 +79,14 @@ logger.info({ host: address.address, port: address.port, metricsPort: metricsSer
 const backoff = createBackoff({ initialMs: 500, maxMs: 15_000 });
 while (nats === undefined && !stopping.signal.aborted) {
   try {
-    nats = await connectNats(config.NATS_URL, "subdata-webhook");
+    nats = await connectNats(config.NATS_URL, "webhook", natsCredentials(config));
   } catch (error) {
     logger.warn({ err: error }, "NATS not available yet; retrying");
     await sleep(backoff.next(), stopping.signal);
   }
 }
 if (nats !== undefined && !stopping.signal.aborted) {
-  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt, tracing });
+  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt, tracing, onRefusedEvent });
   pipeline.start();
   logger.info("delivery pipeline started");
 }

@@ -7,6 +7,7 @@ import { createClaimRepository } from "./delivery/claim-repository.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery/delivery-worker.ts";
 import { createEventConsumer } from "./ingest/event-consumer.ts";
 import { createEventIngester } from "./ingest/event-ingester.ts";
+import type { RefusalReason } from "./ingest/event-provenance.ts";
 import { createSafeHttpClient, type Resolver } from "./delivery/safe-http-client.ts";
 import type { SecretBox } from "./secret-box.ts";
 
@@ -30,6 +31,8 @@ export interface DeliveryPipelineDeps {
   onAttempt?: DeliveryWorkerOptions["onAttempt"];
   /** Ingest (CONSUMER) and delivery attempt (CLIENT) spans, in the relay's traces. */
   tracing: Tracing;
+  /** Called once per consumed event dropped instead of stored (main.ts counts them; event-provenance.ts says why). */
+  onRefusedEvent?: ((reason: RefusalReason) => void) | undefined;
 }
 
 export interface DeliveryPipeline {
@@ -80,6 +83,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
       storeRetryMs: config.storeRetryMs ?? 5_000,
       onDeliveries: () => worker.wake(),
       tracing: deps.tracing,
+      onRefused: deps.onRefusedEvent,
     }),
   });
   let wakeups: DeliveryWakeups | undefined;
@@ -95,8 +99,9 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     },
     wake: () => worker.wake(),
     async stop() {
-      await consumer.stop();
-      await worker.stop();
+      // Both at once: the worker stops claiming as soon as the process is told to stop, rather than
+      // after the consumer has stored what it holds (those deliveries wait in the table for a replica).
+      await Promise.all([consumer.stop(), worker.stop()]);
       await wakeups?.close();
       await http.close();
     },

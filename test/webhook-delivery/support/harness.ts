@@ -6,7 +6,16 @@ import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
 import { type ChangeEvent, ChangeEventSchema } from "@subdata/proto/subdata/events/v1/change_event_pb";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
-import { ChargeStatus, PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import { PlanInterval, SubscriptionSchema, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
+import {
+  type ChangeEventRow,
+  type ChargeSnapshot,
+  changeEventFromRow,
+  eventTypeName,
+  type ResourceType,
+  type SubscriptionSnapshot,
+  subscriptionEventFromChangeEvent,
+} from "@subdata/events";
 import { createLogger, createPool, type Logger, type Pool } from "@subdata/runtime";
 import { createCapturedSpans } from "@subdata/runtime/test-support";
 import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook";
@@ -53,10 +62,19 @@ export interface Harness {
   fixtures: Fixtures;
   logger: Logger;
   createEndpoint(options: EndpointOptions): Promise<{ id: string; secret: string }>;
-  /** Publishes a subscription event as the relay would; returns it. */
+  /** Records a subscription's change_events row and publishes its event as the relay would; returns the event. */
   publish(options: EventOptions): Promise<SubscriptionEvent>;
-  /** Publishes a charge's or an order's ChangeEvent on its resource's subject, as the relay would. */
-  publishChange(event: ChangeEvent): Promise<void>;
+  /** publish for many events: their rows in one statement, then their messages (in the order given). */
+  publishAll(options: readonly EventOptions[]): Promise<SubscriptionEvent[]>;
+  /** Records a subscription's change_events row, without publishing; returns the event the relay would publish for it. */
+  record(options: EventOptions): Promise<SubscriptionEvent>;
+  /** Records a charge's change_events row (charge.created at version 1, else charge.updated) and publishes its ChangeEvent as the relay would. */
+  publishCharge(options: { merchantId: string; chargeId: string; version: number }): Promise<ChangeEvent>;
+  /**
+   * Publishes a subscription event as given, with a message id of its own (no dedupe), on the subject of
+   * `subjectMerchantId` (default: the event's merchant): a forgery, or a recorded event's genuine copy.
+   */
+  publishEvent(event: SubscriptionEvent, subjectMerchantId?: string): Promise<void>;
   publishRaw(subjectMerchantId: string, data: Uint8Array, id: string): Promise<void>;
   /** The URL of this harness's database for the webhook role (for a pipeline in another process). */
   webhookDatabaseUrl: string;
@@ -109,30 +127,100 @@ export function subscriptionEvent(options: EventOptions): SubscriptionEvent {
   });
 }
 
-/** A charge.created (version 1) or charge.updated ChangeEvent of a made-up charge, as the relay publishes it. */
-export function chargeEvent(options: { merchantId: string; chargeId: string; version: number; id?: string }): ChangeEvent {
-  const charge = (version: number) => ({
-    id: options.chargeId,
-    subscriptionId: "sub_1",
-    status: version === 1 ? ChargeStatus.PENDING : ChargeStatus.SUCCEEDED,
-    amount: { amountMinor: 1999n, currencyCode: "USD" },
-    amountRefunded: { amountMinor: 0n, currencyCode: "USD" },
-    scheduledAt: timestampFromMs(Date.UTC(2026, 0, 1)),
-    createdAt: timestampFromMs(Date.UTC(2026, 0, 1)),
-    version: BigInt(version),
-  });
-  return create(ChangeEventSchema, {
-    id: options.id ?? newEventId(),
-    type: options.version === 1 ? EventType.CHARGE_CREATED : EventType.CHARGE_UPDATED,
-    merchantId: options.merchantId,
-    resourceId: options.chargeId,
-    version: BigInt(options.version),
-    occurredAt: timestampFromMs(Date.now()),
-    object: { case: "charge", value: charge(options.version) },
-    ...(options.version === 1
-      ? {}
-      : { previous: { case: "previousCharge", value: charge(options.version - 1) }, changedFields: create(FieldMaskSchema, { paths: ["status"] }) }),
-  });
+// --- Events as the capture triggers record them -----------------------------------------------------
+
+const EPOCH_MS = Date.UTC(2026, 0, 1);
+
+/** A snapshot timestamp as the capture triggers write it (UTC, "+00:00"). */
+function snapshotTime(ms: number): string {
+  return new Date(ms).toISOString().replace("Z", "+00:00");
+}
+
+/** A made-up subscription at `version`, as subdata_subscription_snapshot stores it (the fields subscriptionEvent sets). */
+function subscriptionSnapshot(merchantId: string, id: string, version: number): SubscriptionSnapshot {
+  return {
+    id,
+    merchant_id: merchantId,
+    customer_id: "cus_1",
+    plan_id: "plan_1",
+    status: version % 2 ? "ACTIVE" : "PAUSED",
+    price_minor: "1999",
+    currency: "USD",
+    quantity: version,
+    current_period_start: snapshotTime(EPOCH_MS),
+    current_period_end: snapshotTime(EPOCH_MS + 31 * 86_400_000),
+    next_charge_at: null,
+    trial_ends_at: null,
+    paused_at: null,
+    cancelled_at: null,
+    cancellation_reason: null,
+    created_at: snapshotTime(EPOCH_MS),
+    updated_at: snapshotTime(EPOCH_MS + version * 1000),
+    version: String(version),
+    customer: { id: "cus_1", email: "jane@example.com", name: "Jane" },
+    plan: { id: "plan_1", name: "Coffee", interval: "MONTH", interval_count: 1 },
+  };
+}
+
+/** A made-up charge at `version` (1: pending, later: succeeded), as subdata_charge_snapshot stores it. */
+function chargeSnapshot(merchantId: string, id: string, version: number): ChargeSnapshot {
+  return {
+    id,
+    merchant_id: merchantId,
+    subscription_id: "sub_1",
+    status: version === 1 ? "PENDING" : "SUCCEEDED",
+    amount_minor: "1999",
+    amount_refunded_minor: "0",
+    currency: "USD",
+    order_id: null,
+    failure_code: null,
+    failure_message: null,
+    scheduled_at: snapshotTime(EPOCH_MS),
+    processed_at: null,
+    created_at: snapshotTime(EPOCH_MS),
+    version: String(version),
+  };
+}
+
+/** The payload of a change: created (version 1) without a previous state, updated with the keys that differed. */
+function changePayload<S extends object>(object: S, previous: S | undefined) {
+  if (!previous) return { object, previous: null, changed_columns: [] };
+  const differing = Object.fromEntries(Object.entries(previous).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(object[key as keyof S])));
+  return { object, previous: differing, changed_columns: Object.keys(differing) };
+}
+
+interface RecordedChange {
+  id: string;
+  merchantId: string;
+  resourceType: ResourceType;
+  resourceId: string;
+  type: string;
+  version: number;
+  payload: object;
+}
+
+/**
+ * Records change_events rows as the capture trigger would (no outbox rows: no relay runs here), in one
+ * statement, and answers them as the relay reads them, in the order given. Ingest accepts only events
+ * that match such a row.
+ */
+async function recordChanges(admin: Pool, changes: readonly RecordedChange[]): Promise<ChangeEventRow[]> {
+  const { rows } = await admin.query<ChangeEventRow>(
+    `INSERT INTO change_events (id, merchant_id, resource_type, resource_id, event_type, version, payload)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::jsonb[])
+     RETURNING id, merchant_id, resource_type, resource_id, event_type, version, occurred_at, payload`,
+    [
+      changes.map((c) => c.id),
+      changes.map((c) => c.merchantId),
+      changes.map((c) => c.resourceType),
+      changes.map((c) => c.resourceId),
+      changes.map((c) => c.type),
+      changes.map((c) => c.version),
+      changes.map((c) => JSON.stringify(c.payload)),
+    ],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return changes.map((c) => byId.get(c.id)!);
 }
 
 export async function createHarness(tag: string): Promise<Harness> {
@@ -164,6 +252,32 @@ export async function createHarness(tag: string): Promise<Harness> {
     storeRetryMs: 500,
     ...overrides,
   });
+
+  /** A subscription's change as the capture trigger records it. */
+  const subscriptionChange = (options: EventOptions): RecordedChange => {
+    const type = options.type ?? (options.version === 1 ? EventType.SUBSCRIPTION_CREATED : EventType.SUBSCRIPTION_UPDATED);
+    const object = subscriptionSnapshot(options.merchantId, options.subscriptionId, options.version);
+    const previous =
+      type === EventType.SUBSCRIPTION_UPDATED ? subscriptionSnapshot(options.merchantId, options.subscriptionId, options.version - 1) : undefined;
+    return {
+      id: options.id ?? newEventId(),
+      merchantId: options.merchantId,
+      resourceType: "subscription",
+      resourceId: options.subscriptionId,
+      type: eventTypeName(type)!,
+      version: options.version,
+      payload: changePayload(object, previous),
+    };
+  };
+  const recordAll = async (options: readonly EventOptions[]): Promise<SubscriptionEvent[]> => {
+    const rows = await recordChanges(admin, options.map(subscriptionChange));
+    return rows.map((row) => subscriptionEventFromChangeEvent(changeEventFromRow(row)));
+  };
+  const publishRecorded = async (event: SubscriptionEvent, traceparent?: string) => {
+    const h = headers();
+    if (traceparent !== undefined) h.set("traceparent", traceparent);
+    await js.publish(`${subjectPrefix}.subscription.${event.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id, headers: h });
+  };
 
   return {
     admin,
@@ -197,15 +311,41 @@ export async function createHarness(tag: string): Promise<Harness> {
       return { id, secret };
     },
     async publish(options) {
-      const event = subscriptionEvent(options);
-      const h = headers();
-      if (options.traceparent !== undefined) h.set("traceparent", options.traceparent);
-      await js.publish(`${subjectPrefix}.subscription.${options.merchantId}`, toBinary(SubscriptionEventSchema, event), { msgID: event.id, headers: h });
+      const [event] = await recordAll([options]);
+      await publishRecorded(event!, options.traceparent);
+      return event!;
+    },
+    async publishAll(options) {
+      const events = await recordAll(options);
+      await Promise.all(events.map((event, index) => publishRecorded(event, options[index]!.traceparent)));
+      return events;
+    },
+    async record(options) {
+      const [event] = await recordAll([options]);
+      return event!;
+    },
+    async publishCharge(options) {
+      const object = chargeSnapshot(options.merchantId, options.chargeId, options.version);
+      const previous = options.version === 1 ? undefined : chargeSnapshot(options.merchantId, options.chargeId, options.version - 1);
+      const [row] = await recordChanges(admin, [
+        {
+          id: newEventId(),
+          merchantId: options.merchantId,
+          resourceType: "charge",
+          resourceId: options.chargeId,
+          type: options.version === 1 ? "charge.created" : "charge.updated",
+          version: options.version,
+          payload: changePayload(object, previous),
+        },
+      ]);
+      const event = changeEventFromRow(row!);
+      await js.publish(`${subjectPrefix}.charge.${options.merchantId}`, toBinary(ChangeEventSchema, event), { msgID: event.id });
       return event;
     },
-    async publishChange(event) {
-      const resource = event.object.case!;
-      await js.publish(`${subjectPrefix}.${resource}.${event.merchantId}`, toBinary(ChangeEventSchema, event), { msgID: event.id });
+    async publishEvent(event, subjectMerchantId = event.merchantId) {
+      await js.publish(`${subjectPrefix}.subscription.${subjectMerchantId}`, toBinary(SubscriptionEventSchema, event), {
+        msgID: `${event.id}-${randomBytes(4).toString("hex")}`,
+      });
     },
     async publishRaw(merchantId, data, id) {
       await js.publish(`${subjectPrefix}.subscription.${merchantId}`, data, { msgID: id });

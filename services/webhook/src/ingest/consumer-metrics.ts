@@ -1,6 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { Counter, Gauge, type Registry } from "@subdata/runtime";
+import type { RefusalReason } from "./event-provenance.ts";
 
 /**
  * The JetStream consumer's backlog, read from consumer info at scrape time (no timer to stop):
@@ -59,4 +60,20 @@ export function registerConsumerMetrics(registry: Registry, options: { nats: () 
       }
     },
   });
+}
+
+/**
+ * subdata_webhook_refused_events_total{reason}: consumed events that were dropped instead of stored —
+ * undecodable, or not matching the change_events row they claim to be (event-provenance.ts). Anything
+ * but "undecodable" means someone published on the events' subjects who is not the relay: see
+ * docs/runbooks.md#refused-events. Returns the ingester's onRefused.
+ */
+export function createRefusedEventMetric(registry: Registry): (reason: RefusalReason) => void {
+  const refused = new Counter({
+    name: "subdata_webhook_refused_events_total",
+    help: "Consumed events dropped without delivery: undecodable, or not matching their change_events row (forged or altered)",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  return (reason) => refused.inc({ reason });
 }

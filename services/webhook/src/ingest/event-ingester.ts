@@ -3,18 +3,21 @@ import { parseTraceParent } from "@opentelemetry/core";
 import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import type { ClientBase } from "pg";
-import { type IngestedEvent, ingestEvents } from "./ingest-repository.ts";
+import { changeEventsByIds, type IngestedEvent, ingestEvents } from "./ingest-repository.ts";
 import { storedTraceparent } from "../delivery/delivery-trace.ts";
 import { type RenderedEvent, renderMessage } from "./event-message.ts";
 import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
 import { createIngestLock } from "./ingest-lock.ts";
+import { checkProvenance, type RefusalReason } from "./event-provenance.ts";
 
 /**
- * Turns consumed messages into stored rows: decode, render each body once, and store a whole batch
- * of events and their deliveries in one statement through the connection that holds the ingest lock
- * (ingest-lock.ts). An undecodable event is poison (terminated on its own, logged) and does not fail
- * its batch; a failure to store the batch is treated as transient (every message of it is handed back
- * and comes again, in order), since losing an event is worse than waiting.
+ * Turns consumed messages into stored rows: decode, check each event against the change_events row
+ * it claims to be (event-provenance.ts), and store a whole batch of events and their deliveries in one
+ * statement through the connection that holds the ingest lock (ingest-lock.ts). An undecodable event
+ * is poison (terminated on its own, logged) and does not fail its batch; a forged or altered one is
+ * acked and dropped (counted, logged by id and reason, never delivered): redelivering it would change
+ * nothing. A failure to read or store the batch is treated as transient (every message of it is handed
+ * back and comes again, in order), since losing an event is worse than waiting.
  */
 export function createEventIngester(deps: {
   pool: Pool;
@@ -26,6 +29,8 @@ export function createEventIngester(deps: {
   lockRetryMs?: number;
   /** Each stored (or handed back) event that carries the relay's trace is a CONSUMER span in it. */
   tracing: Tracing;
+  /** Called once per refused message: undecodable, or not matching its change_events row (main.ts counts them). */
+  onRefused?: ((reason: RefusalReason) => void) | undefined;
 }): EventIngester {
   const lock = createIngestLock({ pool: deps.pool, logger: deps.logger, retryMs: deps.lockRetryMs ?? 1_000 });
   return {
@@ -43,27 +48,55 @@ export function createEventIngester(deps: {
 
   async function storeBatch(client: ClientBase, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
     const dispositions: MessageDisposition[] = new Array(messages.length);
+    const decoded: { index: number; event: RenderedEvent }[] = [];
+    messages.forEach((message, index) => {
+      try {
+        decoded.push({ index, event: renderMessage(message.subject, message.data) });
+      } catch (error) {
+        deps.onRefused?.("undecodable");
+        dispositions[index] = { kind: "term", reason: `undecodable event: ${(error as Error).message}`.slice(0, 200) };
+      }
+    });
+    if (decoded.length === 0) return dispositions;
+    let recorded: Awaited<ReturnType<typeof changeEventsByIds>>;
+    try {
+      recorded = await changeEventsByIds(client, [...new Set(decoded.map(({ event }) => event.id))]);
+    } catch (error) {
+      deps.logger.warn(
+        { err: error, firstSeq: messages[decoded[0]!.index]!.seq },
+        "could not read the events' change_events rows; the batch will be redelivered in order",
+      );
+      for (const { index } of decoded) dispositions[index] = { kind: "nak", delayMs: deps.storeRetryMs };
+      return dispositions;
+    }
+
     const events: IngestedEvent[] = [];
     const stored: number[] = [];
-    /** The event id of each decoded message, by its index in `messages`. */
+    /** The event id of each accepted message, by its index in `messages`. */
     const eventIds: string[] = new Array(messages.length);
     const seen = new Set<string>();
-    messages.forEach((message, index) => {
-      let event: RenderedEvent;
-      try {
-        event = renderMessage(message.subject, message.data);
-      } catch (error) {
-        dispositions[index] = { kind: "term", reason: `undecodable event: ${(error as Error).message}`.slice(0, 200) };
-        return;
+    for (const { index, event: claimed } of decoded) {
+      const message = messages[index]!;
+      const provenance = checkProvenance(message.subject, claimed, recorded.get(claimed.id));
+      if (!provenance.genuine) {
+        deps.onRefused?.(provenance.reason);
+        // Ids, subject and reason only: the body may hold a customer's e-mail and name.
+        deps.logger.warn(
+          { subject: message.subject, seq: message.seq, eventId: claimed.id, merchantId: claimed.merchantId, reason: provenance.reason },
+          "refused an event that does not match its change_events row; dropped, not delivered",
+        );
+        dispositions[index] = { kind: "ack" };
+        continue;
       }
+      const event = provenance.event;
       stored.push(index);
       eventIds[index] = event.id;
       // A message redelivered while its first copy waits in the same batch is stored once.
-      if (seen.has(event.id)) return;
+      if (seen.has(event.id)) continue;
       seen.add(event.id);
       // The relay's trace, kept so each POST of this event continues it (delivery-trace.ts).
       events.push({ ...event, traceparent: storedTraceparent(message.traceparent) });
-    });
+    }
     if (stored.length === 0) return dispositions;
     const first = messages[stored[0]!]!;
     const last = messages[stored[stored.length - 1]!]!;

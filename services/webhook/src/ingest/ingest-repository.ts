@@ -1,3 +1,4 @@
+import type { ChangeEventRow } from "@subdata/events";
 import { type Queryable, unnestColumns } from "@subdata/runtime";
 import { DELIVERY_CHANNEL } from "../delivery/delivery-wakeups.ts";
 import type { RenderedEvent } from "./event-message.ts";
@@ -69,4 +70,18 @@ export async function ingestEvents(db: Queryable, events: readonly IngestedEvent
     ]),
   );
   return result.rows[0]?.created ?? 0;
+}
+
+/**
+ * The change_events rows of the given ids, as @subdata/events reads them (the relay's columns): what
+ * ingest checks consumed events against (event-provenance.ts). Ids without a row are absent.
+ */
+export async function changeEventsByIds(db: Queryable, ids: readonly string[]): Promise<Map<string, ChangeEventRow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<ChangeEventRow>(
+    `SELECT id, merchant_id, resource_type, resource_id, event_type, version, occurred_at, payload
+       FROM change_events WHERE id = ANY ($1::text[])`,
+    [ids],
+  );
+  return new Map(rows.map((row) => [row.id, row]));
 }
