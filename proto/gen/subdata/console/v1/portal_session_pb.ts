@@ -29,6 +29,8 @@ export type PortalSession = Message<"subdata.console.v1.PortalSession"> & {
   id: string;
 
   /**
+   * The one merchant the session may act for.
+   *
    * @generated from field: string merchant_id = 2;
    */
   merchantId: string;
@@ -48,11 +50,15 @@ export type PortalSession = Message<"subdata.console.v1.PortalSession"> & {
   userName: string;
 
   /**
+   * When the app minted it.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When it stops working, opened or not.
+   *
    * @generated from field: google.protobuf.Timestamp expires_at = 6;
    */
   expiresAt?: Timestamp | undefined;

@@ -66,6 +66,8 @@ export const CreatePortalSessionRequestSchema: GenMessage<CreatePortalSessionReq
  */
 export type CreatePortalSessionResponse = Message<"subdata.console.v1.CreatePortalSessionResponse"> & {
   /**
+   * The session minted, not yet opened.
+   *
    * @generated from field: subdata.console.v1.PortalSession portal_session = 1;
    */
   portalSession?: PortalSession | undefined;
@@ -121,6 +123,8 @@ export const RevokePortalSessionRequestSchema: GenMessage<RevokePortalSessionReq
  */
 export type RevokePortalSessionResponse = Message<"subdata.console.v1.RevokePortalSessionResponse"> & {
   /**
+   * The session, its revoked_at set.
+   *
    * @generated from field: subdata.console.v1.PortalSession portal_session = 1;
    */
   portalSession?: PortalSession | undefined;
