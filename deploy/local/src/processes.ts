@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { formatLogLine, prefixLines } from "./log-line.ts";
 import { spawnManaged, type ManagedProcess, type ProcessExit } from "./managed-process.ts";
 import { childEnvironment, type ProcessSpec } from "./process-table.ts";
-import { bundleNameFor, bundleNodeArgs } from "../../build/bundle.ts";
+import { bundleNameFor, bundleNodeArgs, bundlePathFor } from "../../build/bundle.ts";
 import type { RunFrom } from "./config.ts";
 import { serviceNodeArgs } from "./node-flags.ts";
 import { grpcHealthServing, httpAnswers, waitFor } from "./readiness.ts";
@@ -63,7 +63,7 @@ export async function startServices(options: StartServicesOptions): Promise<{ ru
   const skipped: SkippedService[] = [];
   const { runFrom } = options;
   if (runFrom.kind === "bundles") {
-    const missing = options.specs.map((spec) => bundleNodeArgs(bundleNameFor(spec.entry), runFrom.dir).at(-1)!).filter((path) => !existsSync(path));
+    const missing = options.specs.map((spec) => bundlePathFor(bundleNameFor(spec.entry), runFrom.dir)).filter((path) => !existsSync(path));
     if (missing.length)
       throw new Error(`SUBDATA_RUN_FROM=bundles, but ${missing.join(", ")} is missing: run npm run build (npm run start:bundled builds first)`);
   }
