@@ -89,4 +89,11 @@ describe("subdata --version", () => {
     expect(run.stdout).toBe(`${manifest.version}\n`);
     expect(manifest.version).toMatch(/^\d+\.\d+\.\d+$/);
   });
+
+  it("with --json, anywhere among the words, prints one JSON document naming the version", async () => {
+    const { default: manifest } = await import("../package.json", { with: { type: "json" } });
+    const run = await cli("seed", "--json", "--merchant", "-V");
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ version: manifest.version });
+  });
 });

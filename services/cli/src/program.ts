@@ -69,7 +69,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   program
     .name("subdata")
     .description("Operate a subdata deployment: migrations, demo data, app-like changes for development, keys, webhooks, audit.")
-    .version(cliPackage.version, "-V, --version", "print the version of subdata")
+    .option("-V, --version", "print the version of subdata")
     .option("--json", "print one JSON document on stdout and nothing else")
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError("(run with --help for usage)")
@@ -91,6 +91,11 @@ export async function runCli(options: RunCliOptions): Promise<number> {
       json = action.optsWithGlobals().json === true;
       refuseNul(action);
     });
+  // Commander's own --version cannot honour --json; like --help it wins wherever it stands among the words.
+  program.on("option:version", () => {
+    options.stdout.write(json ? `${JSON.stringify({ version: cliPackage.version })}\n` : `${cliPackage.version}\n`);
+    throw new CommanderError(0, "commander.version", cliPackage.version);
+  });
   for (const register of options.modules) register(program, context);
 
   try {
