@@ -1,4 +1,4 @@
-export { ConfigError, env, loadConfig, loadConfigOrExit } from "./config.ts";
+export { ConfigError, env, loadConfig, loadConfigOrExit, placeholderProblem } from "./config.ts";
 export { natsCredentialShape, natsCredentials, type NatsCredentials } from "./nats-credentials.ts";
 export {
   createConnectServer,
