@@ -105,6 +105,7 @@ describe("deploy/observability", () => {
       "SubdataConsumerPendingGrowing",
       "SubdataWebhookFailureRate",
       "SubdataWebhookEndpointDisabled",
+      "SubdataWebhookRefusedEvents",
       "SubdataAuditWriteFailures",
       "SubdataDbPoolSaturated",
       "SubdataProcessDown",
