@@ -21,7 +21,7 @@ import { createTenant, produceChanges, type EndpointReceiver, type Tenant } from
 const rows: ScenarioFigures[] = [];
 let stack: FaultStack;
 /** docs/reliability.md gets the table only from a full, green run (not from a `-t` subset). */
-const TEST_COUNT = 8;
+const TEST_COUNT = 10;
 let passed = 0;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -100,6 +100,66 @@ function faultTest(name: string, body: () => Promise<void>, timeoutMs?: number):
     },
     timeoutMs,
   );
+}
+
+/** The ingest lease of the stack's webhook replicas (services/webhook/src/ingest/event-consumer.ts names it). */
+const INGEST_LEASE = "subdata-webhook-ingest/SUBDATA_EVENTS/webhook-deliveries";
+/**
+ * The bound docs/reliability.md states for a takeover of ingest after its leader went silent or froze:
+ * the lease's TTL (15 s), a standby's retry (1 s), and slack for a loaded host.
+ */
+const INGEST_TAKEOVER_BOUND_MS = 20_000;
+
+type WebhookReplica = "webhook" | "webhook2";
+
+interface IngestLeader {
+  replica: WebhookReplica;
+  epoch: bigint;
+}
+
+/** Which replica holds the ingest lease now (its holder column carries the process id). */
+async function ingestLeader(): Promise<IngestLeader | undefined> {
+  const { rows } = await stack.admin.query<{ holder: string; epoch: string }>(
+    "SELECT holder, epoch::text AS epoch FROM webhook_ingest_leases WHERE name = $1 AND expires_at > now()",
+    [INGEST_LEASE],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const replica = (["webhook", "webhook2"] as const).find((name) => row.holder.split("/")[1] === String(stack.services[name].pid));
+  return replica ? { replica, epoch: BigInt(row.epoch) } : undefined;
+}
+
+async function waitForIngestLeader(): Promise<IngestLeader> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const leader = await ingestLeader();
+    if (leader || Date.now() > deadline) {
+      expect(leader, "a webhook replica holds the ingest lease").toBeDefined();
+      return leader!;
+    }
+    await pause(200);
+  }
+}
+
+/** Waits for a new epoch of the lease; with how long after `sinceMs` it was taken. */
+async function nextIngestLeader(previous: IngestLeader, sinceMs: number): Promise<IngestLeader & { afterMs: number }> {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const leader = await ingestLeader();
+    if (leader && leader.epoch > previous.epoch) return { ...leader, afterMs: Date.now() - sinceMs };
+    if (Date.now() > deadline) throw new Error(`no replica took the ingest lease over from ${previous.replica} (epoch ${previous.epoch})`);
+    await pause(100);
+  }
+}
+
+/** Runs `body` with the second webhook replica up; stops it (SIGTERM: it lets the lease go if it holds it) afterwards. */
+async function withSecondWebhookReplica(body: () => Promise<void>): Promise<void> {
+  await stack.services.webhook2.start();
+  try {
+    await body();
+  } finally {
+    await stack.services.webhook2.kill("SIGTERM");
+  }
 }
 
 /** Makes sure a process the previous scenario disturbed is back before the next one starts. */
@@ -385,4 +445,92 @@ describe("fault suite", () => {
       },
     });
   });
+
+  faultTest(
+    "two webhook replicas: the ingest leader's Postgres goes silent (blackhole, no reset), the other takes over ingest",
+    async () => {
+      await withSecondWebhookReplica(async () => {
+        let leader: IngestLeader | undefined;
+        let takeover: (IngestLeader & { afterMs: number }) | undefined;
+        const lostLines: string[] = [];
+        await scenario("ingest leader's Postgres blackholed (2 replicas); the other takes over", {
+          subscriptions: 10,
+          receivers: [{}],
+          settleMs: 120_000,
+          async act({ tenant }) {
+            leader = await waitForIngestLeader();
+            const stopListening = stack.services[leader.replica].onLine((line) => {
+              if (line.includes("ingest lease lost")) lostLines.push(line);
+            });
+            const producing = produceChanges(stack, tenant, 150);
+            await pause(300);
+            const cutAt = Date.now();
+            await stack.pgProxies[leader.replica].set({ kind: "blackhole" });
+            takeover = await nextIngestLeader(leader, cutAt);
+            await producing;
+            // The cut-off leader stops itself: it could not renew within the TTL.
+            const deadline = Date.now() + 30_000;
+            while (lostLines.length === 0 && Date.now() < deadline) await pause(100);
+            stopListening();
+            // The path comes back (its stale connections cut first); the old leader stays a standby.
+            await stack.pgProxies[leader.replica].set({ kind: "reset" });
+            await stack.pgProxies[leader.replica].set({ kind: "pass" });
+          },
+          async check() {
+            console.log(`[faults] blackhole: ingest taken over by ${takeover?.replica} ${takeover?.afterMs} ms after the cut`);
+            expect(takeover!.replica).not.toBe(leader!.replica);
+            expect(takeover!.afterMs).toBeLessThanOrEqual(INGEST_TAKEOVER_BOUND_MS);
+            expect(lostLines.length, "the cut-off leader logs that it stopped ingesting").toBeGreaterThan(0);
+            // Nobody took it back: the new leader kept renewing, the old one could not write as leader.
+            expect((await ingestLeader())?.epoch).toBe(takeover!.epoch);
+          },
+        });
+      });
+    },
+    300_000,
+  );
+
+  faultTest(
+    "two webhook replicas: the ingest leader is frozen (SIGSTOP), the other takes over ingest, the woken leader is fenced off",
+    async () => {
+      await withSecondWebhookReplica(async () => {
+        let leader: IngestLeader | undefined;
+        let takeover: (IngestLeader & { afterMs: number }) | undefined;
+        const lostLines: string[] = [];
+        await scenario("ingest leader SIGSTOPped (2 replicas); the other takes over", {
+          subscriptions: 10,
+          receivers: [{}],
+          settleMs: 120_000,
+          async act({ tenant }) {
+            leader = await waitForIngestLeader();
+            const frozen = stack.services[leader.replica];
+            const stopListening = frozen.onLine((line) => {
+              if (line.includes("ingest lease lost")) lostLines.push(line);
+            });
+            const producing = produceChanges(stack, tenant, 150);
+            await pause(300);
+            const frozenAt = Date.now();
+            // Its kernel still answers keepalives: only the lease can tell the others it is gone.
+            frozen.pause();
+            takeover = await nextIngestLeader(leader, frozenAt);
+            await producing;
+            await pause(2_000);
+            frozen.resume();
+            // Woken, it finds its lease past its deadline and stops before writing anything as leader.
+            const deadline = Date.now() + 30_000;
+            while (lostLines.length === 0 && Date.now() < deadline) await pause(100);
+            stopListening();
+          },
+          async check() {
+            console.log(`[faults] SIGSTOP: ingest taken over by ${takeover?.replica} ${takeover?.afterMs} ms after the freeze`);
+            expect(takeover!.replica).not.toBe(leader!.replica);
+            expect(takeover!.afterMs).toBeLessThanOrEqual(INGEST_TAKEOVER_BOUND_MS);
+            expect(lostLines.length, "the woken leader logs that it lost the lease").toBeGreaterThan(0);
+            expect((await ingestLeader())?.epoch).toBe(takeover!.epoch);
+          },
+        });
+      });
+    },
+    300_000,
+  );
 });

@@ -16,6 +16,8 @@ export interface ServiceProcess {
   resume(): void;
   /** The last lines it wrote (for a failure message). */
   recentLines(): string[];
+  /** Calls `listener` with every line written from now on (across restarts); returns the unsubscribe. */
+  onLine(listener: (line: string) => void): () => void;
 }
 
 export interface ServiceSpec {
@@ -28,6 +30,7 @@ export interface ServiceSpec {
 export function createServiceProcess(spec: ServiceSpec, repoRoot: string): ServiceProcess {
   let child: ChildProcess | undefined;
   const lines: string[] = [];
+  const listeners = new Set<(line: string) => void>();
   const ready = () => (spec.readiness.kind === "grpc" ? grpcHealthServing(spec.readiness.url, spec.readiness.token) : httpAnswers(spec.readiness.url));
   const service: ServiceProcess = {
     name: spec.name,
@@ -49,6 +52,7 @@ export function createServiceProcess(spec: ServiceSpec, repoRoot: string): Servi
         createInterface({ input: stream }).on("line", (line) => {
           lines.push(line);
           if (lines.length > 40) lines.shift();
+          for (const listener of listeners) listener(line);
         });
       }
       const deadline = Date.now() + 60_000;
@@ -78,6 +82,10 @@ export function createServiceProcess(spec: ServiceSpec, repoRoot: string): Servi
       child?.kill("SIGCONT");
     },
     recentLines: () => [...lines],
+    onLine(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
   };
   return service;
 }

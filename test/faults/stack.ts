@@ -26,9 +26,13 @@ export interface FaultStack {
   /** What NATS clients connect to (the proxy in front of nats). */
   natsUrl: string;
   /** Per service: the proxy its DATABASE_URL points at. */
-  pgProxies: Record<"query" | "auth" | "webhook" | "relay", FaultProxy>;
+  pgProxies: Record<"query" | "auth" | "webhook" | "webhook2" | "relay", FaultProxy>;
   natsProxy: FaultProxy;
-  services: Record<"query" | "auth" | "webhook" | "relay" | "gateway", ServiceProcess>;
+  /**
+   * webhook2 is a second webhook replica (same database role, NATS user and durable consumer, its own
+   * Postgres proxy); not started with the stack: the scenarios that need two replicas start and stop it.
+   */
+  services: Record<"query" | "auth" | "webhook" | "webhook2" | "relay" | "gateway", ServiceProcess>;
   gatewayUrl: string;
   admin: pg.Pool;
   apiKeys: Client<typeof ApiKeyService>;
@@ -48,6 +52,7 @@ export async function startFaultStack(): Promise<FaultStack> {
     query: await freePort(),
     auth: await freePort(),
     webhook: await freePort(),
+    webhook2: await freePort(),
     relayHealth: await freePort(),
     gateway: await freePort(),
   };
@@ -73,6 +78,7 @@ export async function startFaultStack(): Promise<FaultStack> {
     query: await startFaultProxy(pgUpstream),
     auth: await startFaultProxy(pgUpstream),
     webhook: await startFaultProxy(pgUpstream),
+    webhook2: await startFaultProxy(pgUpstream),
     relay: await startFaultProxy(pgUpstream),
   };
   const natsProxy = await startFaultProxy({ host: "127.0.0.1", port: ports.nats });
@@ -132,6 +138,21 @@ export async function startFaultStack(): Promise<FaultStack> {
       },
       repoRoot,
     ),
+    webhook2: createServiceProcess(
+      {
+        name: "webhook2",
+        entry: "services/webhook/src/main.ts",
+        env: {
+          ...common,
+          ...webhookSecrets,
+          ...natsLogin("webhook"),
+          PORT: String(ports.webhook2),
+          DATABASE_URL: viaProxy(pgProxies.webhook2, "webhook"),
+        },
+        readiness: grpc(`http://127.0.0.1:${ports.webhook2}`),
+      },
+      repoRoot,
+    ),
     relay: createServiceProcess(
       {
         name: "relay",
@@ -165,7 +186,7 @@ export async function startFaultStack(): Promise<FaultStack> {
       repoRoot,
     ),
   };
-  await Promise.all(Object.values(services).map((service) => service.start()));
+  await Promise.all(Object.values(services).flatMap((service) => (service === services.webhook2 ? [] : [service.start()])));
 
   const authTransport = createServiceTransport({ baseUrl: urls.auth, serviceToken });
   const webhookTransport = createServiceTransport({ baseUrl: urls.webhook, serviceToken });

@@ -41,6 +41,12 @@ export const deliveryPipelineConfigShape = {
     .default("webhook-deliveries"),
   /** An endpoint with no 2xx for this long is disabled. */
   SUBDATA_WEBHOOK_DISABLE_AFTER: z.string().default("5d").transform(parsedWith(parseDuration)),
+  /**
+   * The ingest leader's lease (ingest-lease.ts): a leader that cannot renew it for this long (frozen,
+   * cut off from Postgres) stops, and a standby takes over. Above the statement timeout plus its
+   * client-side margin (a renewal may wait that long), well below the consumer's ack wait.
+   */
+  SUBDATA_WEBHOOK_INGEST_LEASE_MS: z.coerce.number().int().min(1_000).max(120_000).default(15_000),
 } as const;
 
 export type DeliveryPipelineConfig = z.infer<z.ZodObject<typeof deliveryPipelineConfigShape>>;
@@ -72,6 +78,8 @@ export interface DeliveryPipelineSettings {
   ackWaitMs?: number;
   /** Redelivery delay of an event that could not be stored (database down). Default 5 s. */
   storeRetryMs?: number;
+  /** The ingest lease's TTL. Default 15 s. */
+  ingestLeaseMs?: number;
 }
 
 export function deliveryPipelineSettings(config: DeliveryPipelineConfig): DeliveryPipelineSettings {
@@ -83,6 +91,7 @@ export function deliveryPipelineSettings(config: DeliveryPipelineConfig): Delive
     subjectPrefix: config.SUBDATA_EVENTS_SUBJECT_PREFIX,
     consumerName: config.SUBDATA_WEBHOOK_CONSUMER,
     disableAfterMs: config.SUBDATA_WEBHOOK_DISABLE_AFTER,
+    ingestLeaseMs: config.SUBDATA_WEBHOOK_INGEST_LEASE_MS,
   };
 }
 

@@ -81,6 +81,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
       pool: deps.pool,
       logger,
       storeRetryMs: config.storeRetryMs ?? 5_000,
+      ...(config.ingestLeaseMs === undefined ? {} : { leaseTtlMs: config.ingestLeaseMs }),
       onDeliveries: () => worker.wake(),
       tracing: deps.tracing,
       onRefused: deps.onRefusedEvent,

@@ -250,6 +250,8 @@ export async function createHarness(tag: string): Promise<Harness> {
     requestTimeoutMs: 5_000,
     pollIntervalMs: 200,
     storeRetryMs: 500,
+    // A killed leader's lease runs out in seconds, so a standby takes over within a test's patience.
+    ingestLeaseMs: 3_000,
     ...overrides,
   });
 

@@ -25,17 +25,17 @@ import { type Logger, sleep } from "@subdata/runtime";
  *
  * Order: delivery order per (endpoint, resource) relies on version n's delivery row existing
  * before n+1's can be claimed, i.e. on events being stored in stream order. Three rules keep that:
- * - One ingester at a time. Every replica shares the durable, but only the one holding the ingest lock
- *   (a Postgres advisory lock, ingest-lock.ts) consumes; the others stand by and take over when its
- *   connection drops. Batches are written through the lock's connection, so a replica that lost the
- *   lock cannot commit anything any more.
+ * - One ingester at a time. Every replica shares the durable, but only the one holding the ingest
+ *   lease (a row renewed within its TTL, ingest-lease.ts) consumes; the others stand by and take over
+ *   once it expires (its holder frozen, cut off or dead) or is let go (a clean stop). Every batch is
+ *   fenced by the lease's epoch, so a replica that lost the lease cannot write anything any more.
  * - Batches are written one after another, in arrival order.
  * - Handed-back messages come back before anything newer: a failed batch naks every message in hand,
  *   and whenever consumption (re)starts — a new leader, or after a failed batch — the durable is
  *   rewound: deleted and recreated at its ack floor + 1, so every message not acked is delivered again
  *   in stream order before newer ones. (With max_ack_pending > 1 the server would otherwise hand out
  *   newer messages while the older ones wait out their nak delay or a dead replica's ack_wait.)
- *   Rewinding also cuts off pull requests still open from a replica that lost the lock. Everything at
+ *   Rewinding also cuts off pull requests still open from a replica that lost the lease. Everything at
  *   or below the ack floor was acked, hence committed; redelivered stored events are no-ops.
  * - A delivery lost in transit is handed back the same way. When the connection drops (NATS restarted,
  *   network cut) while the server hands messages out, the server counts them as delivered but they never
@@ -58,7 +58,9 @@ export type MessageDisposition =
   /** Transient failure (database down): redeliver after the delay. */
   | { kind: "nak"; delayMs: number }
   /** Poison (undecodable): never redeliver. */
-  | { kind: "term"; reason: string };
+  | { kind: "term"; reason: string }
+  /** The ingest lease was lost before the message was stored: neither ack nor nak; the next leader's rewind delivers it again. */
+  | { kind: "abandon" };
 
 export interface ConsumedMessage {
   data: Uint8Array;
@@ -74,9 +76,9 @@ export interface ConsumedMessage {
 export interface IngestSession {
   /** Stores the messages, in order, in one transaction; one disposition per message. Must not throw. */
   store(messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]>;
-  /** Aborted when the lock was lost. */
+  /** Aborted when the lease was lost. */
   lost: AbortSignal;
-  /** True while the lock is still held (checked before pulling again). */
+  /** True while the lease is still held (renews it; checked before pulling again). */
   confirm(): Promise<boolean>;
   release(): Promise<void>;
 }
@@ -94,7 +96,7 @@ export interface EventConsumerOptions {
   /** SUBDATA_WEBHOOK_CONSUMER: the durable name, shared by every replica. */
   consumerName: string;
   ackWaitMs: number;
-  /** The ingester (event-ingester.ts): takes the ingest lock and stores batches. */
+  /** The ingester (event-ingester.ts): takes the ingest lease and stores batches. */
   handle: EventIngester;
   /** Most messages stored per transaction. Default 512; max_ack_pending is twice this. */
   batchSize?: number;
@@ -103,7 +105,7 @@ export interface EventConsumerOptions {
 
 export interface EventConsumer {
   start(): void;
-  /** Stops pulling, lets the messages in hand be stored and acked, releases the ingest lock, then resolves. */
+  /** Stops pulling, lets the messages in hand be stored and acked, lets the ingest lease go, then resolves. */
   stop(): Promise<void>;
 }
 
@@ -189,6 +191,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
   }
 
   function settle(m: JsMsg, disposition: MessageDisposition): void {
+    if (disposition.kind === "abandon") return;
     if (disposition.kind === "ack") m.ack();
     else if (disposition.kind === "nak") m.nak(disposition.delayMs);
     else {
@@ -198,7 +201,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     }
   }
 
-  /** Consumes and stores batches until stopped, the lock is lost, a batch fails or the subscription ends. */
+  /** Consumes and stores batches until stopped, the lease is lost, a batch fails or the subscription ends. */
   async function consumeBatches(session: IngestSession, nextDelivery: number): Promise<RoundOutcome> {
     const consumer = await jetstream(nc).consumers.get(stream, consumerName);
     const messages = await consumer.consume({ max_messages: maxAckPending, abort_on_missing_resource: true });
@@ -235,7 +238,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
             // Nothing newer may be stored before these: stop, hand back the rest too, rewind later.
             failedRetryMs = nak.delayMs;
             interrupt();
-          } else {
+          } else if (!session.lost.aborted) {
             stored += batch.length;
           }
         }
@@ -273,10 +276,12 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
       stopping.signal.removeEventListener("abort", interrupt);
       session.lost.removeEventListener("abort", interrupt);
       await messages.close().catch(() => {});
-      // On stop the flush drains everything in hand; after a failure or a lost lock, the rest goes back.
+      // On stop the flush drains everything in hand; after a failure the rest goes back. After a lost
+      // lease it is left alone: the consumer may already be another leader's (recreated by its rewind).
       await flushing;
-      for (const m of inHand.splice(0)) m.nak(failedRetryMs);
-      // Acks and naks reach the server before the lock can pass to another replica.
+      const rest = inHand.splice(0);
+      if (!session.lost.aborted) for (const m of rest) m.nak(failedRetryMs);
+      // Acks and naks reach the server before the lease is let go to another replica.
       await nc.flush().catch(() => {});
     }
     if (session.lost.aborted) return { kind: "lost", stored };
@@ -287,7 +292,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
     return { kind: "ended", stored };
   }
 
-  /** Consumes while this replica holds the lock, rewinding before every round. */
+  /** Consumes while this replica holds the lease, rewinding before every round. */
   async function lead(session: IngestSession): Promise<void> {
     let backoffMs = MIN_BACKOFF_MS;
     let afterGap = false;
@@ -344,7 +349,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
       } finally {
         await session.release();
       }
-      if (!stopping.signal.aborted) logger.warn({ stream, consumer: consumerName }, "ingest lock lost; standing by");
+      if (!stopping.signal.aborted) logger.warn({ stream, consumer: consumerName }, "ingest lease lost; standing by");
     }
   }
 

@@ -2,18 +2,21 @@ import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { parseTraceParent } from "@opentelemetry/core";
 import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
-import type { ClientBase } from "pg";
-import { changeEventsByIds, type IngestedEvent, ingestEvents } from "./ingest-repository.ts";
+import { changeEventsByIds, type IngestedEvent, ingestEventsFenced } from "./ingest-repository.ts";
 import { storedTraceparent } from "../delivery/delivery-trace.ts";
 import { type RenderedEvent, renderMessage } from "./event-message.ts";
 import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
-import { createIngestLock } from "./ingest-lock.ts";
+import { createIngestLease, type HeldLease } from "./ingest-lease.ts";
 import { checkProvenance, type RefusalReason } from "./event-provenance.ts";
+
+/** The ingest lease's TTL: a frozen or cut-off leader is replaced within about this plus a standby's retry. */
+const DEFAULT_INGEST_LEASE_TTL_MS = 15_000;
 
 /**
  * Turns consumed messages into stored rows: decode, check each event against the change_events row
  * it claims to be (event-provenance.ts), and store a whole batch of events and their deliveries in one
- * statement through the connection that holds the ingest lock (ingest-lock.ts). An undecodable event
+ * statement, fenced by the ingest lease (ingest-lease.ts): a batch is written only by the lease's current
+ * holder, and a leader that lost it leaves its batch to the new leader. An undecodable event
  * is poison (terminated on its own, logged) and does not fail its batch; a forged or altered one is
  * acked and dropped (counted, logged by id and reason, never delivered): redelivering it would change
  * nothing. A failure to read or store the batch is treated as transient (every message of it is handed
@@ -25,20 +28,27 @@ export function createEventIngester(deps: {
   storeRetryMs: number;
   /** Called once per stored batch that created deliveries, to start them without waiting for a poll. */
   onDeliveries: () => void;
-  /** How often a standby replica tries to take over the ingest lock. Default 1 s. */
+  /** How often a standby replica tries to take over the ingest lease. Default 1 s. */
   lockRetryMs?: number;
+  /** The ingest lease's TTL (SUBDATA_WEBHOOK_INGEST_LEASE_MS). Default 15 s. */
+  leaseTtlMs?: number;
   /** Each stored (or handed back) event that carries the relay's trace is a CONSUMER span in it. */
   tracing: Tracing;
   /** Called once per refused message: undecodable, or not matching its change_events row (main.ts counts them). */
   onRefused?: ((reason: RefusalReason) => void) | undefined;
 }): EventIngester {
-  const lock = createIngestLock({ pool: deps.pool, logger: deps.logger, retryMs: deps.lockRetryMs ?? 1_000 });
+  const lease = createIngestLease({
+    pool: deps.pool,
+    logger: deps.logger,
+    retryMs: deps.lockRetryMs ?? 1_000,
+    ttlMs: deps.leaseTtlMs ?? DEFAULT_INGEST_LEASE_TTL_MS,
+  });
   return {
     async lead(name, signal): Promise<IngestSession | undefined> {
-      const held = await lock.acquire(name, signal);
+      const held = await lease.acquire(name, signal);
       if (!held) return undefined;
       return {
-        store: (messages) => storeBatch(held.client, messages),
+        store: (messages) => storeBatch(held, messages),
         lost: held.lost,
         confirm: held.confirm,
         release: held.release,
@@ -46,7 +56,10 @@ export function createEventIngester(deps: {
     },
   };
 
-  async function storeBatch(client: ClientBase, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
+  async function storeBatch(held: HeldLease, messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]> {
+    const { client } = held;
+    // Past the lease's deadline nothing is read or written: the batch is the next leader's.
+    if (!held.fence()) return messages.map(() => ({ kind: "abandon" }));
     const dispositions: MessageDisposition[] = new Array(messages.length);
     const decoded: { index: number; event: RenderedEvent }[] = [];
     messages.forEach((message, index) => {
@@ -103,8 +116,16 @@ export function createEventIngester(deps: {
     const range = { firstSeq: first.seq, lastSeq: last.seq, events: events.length };
     const startMs = performance.timeOrigin + performance.now();
     const exportSpans = (error?: unknown) => recordIngestSpans(deps.tracing, messages, eventIds, stored, { startMs, error });
+    const taken = held.fence();
+    if (!taken) return messages.map(() => ({ kind: "abandon" }));
     try {
-      const created = await ingestEvents(client, events);
+      const { renewed, created } = await ingestEventsFenced(client, events, taken.fence);
+      held.written(taken.takenAt, renewed);
+      if (!renewed) {
+        // Superseded: another replica leads now and will consume these again from its rewind.
+        exportSpans(new Error("ingest lease lost"));
+        return messages.map(() => ({ kind: "abandon" }));
+      }
       if (created > 0) deps.onDeliveries();
       deps.logger.debug({ ...range, deliveries: created }, "event batch stored");
       for (const index of stored) dispositions[index] = { kind: "ack" };

@@ -2,6 +2,7 @@ import type { ChangeEventRow } from "@subdata/events";
 import { type Queryable, unnestColumns } from "@subdata/runtime";
 import { DELIVERY_CHANNEL } from "../delivery/delivery-wakeups.ts";
 import type { RenderedEvent } from "./event-message.ts";
+import type { LeaseFence } from "./ingest-lease.ts";
 
 /**
  * The SQL of webhook ingest: events and the deliveries they make. Delivery is purely table-driven (a
@@ -32,12 +33,34 @@ export interface IngestedEvent extends RenderedEvent {
  * stored, which must not receive an old version after newer ones. Returns how many deliveries were
  * created.
  */
-export async function ingestEvents(db: Queryable, events: readonly IngestedEvent[]): Promise<number> {
-  if (events.length === 0) return 0;
-  const result = await db.query<{ created: number }>(
-    `WITH input AS (
+async function ingestEvents(db: Queryable, events: readonly IngestedEvent[]): Promise<number> {
+  return (await storeEvents(db, events, undefined)).created;
+}
+
+/**
+ * ingestEvents fenced by the ingest lease (ingest-lease.ts): the same statement first renews the lease
+ * for `fence.epoch` and inserts nothing unless that renewal succeeded, so a leader that lost its lease —
+ * however late its statement arrives — writes nothing. `renewed` says which happened.
+ */
+export async function ingestEventsFenced(db: Queryable, events: readonly IngestedEvent[], fence: LeaseFence): Promise<{ renewed: boolean; created: number }> {
+  return storeEvents(db, events, fence);
+}
+
+async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fence: LeaseFence | undefined): Promise<{ renewed: boolean; created: number }> {
+  if (events.length === 0) return { renewed: true, created: 0 };
+  // The lease row is locked by the renewal until commit: a standby's takeover waits for this batch.
+  const lease = fence
+    ? `UPDATE webhook_ingest_leases SET expires_at = clock_timestamp() + $11::float8 * interval '1 millisecond'
+        WHERE name = $9::text AND epoch = $10::bigint AND expires_at > clock_timestamp()
+       RETURNING 1`
+    : "SELECT 1";
+  const result = await db.query<{ created: number; renewed: number }>(
+    `WITH lease AS (
+       ${lease}
+     ), input AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[], $8::text[])
                 WITH ORDINALITY AS i (id, merchant_id, resource_id, type, version, occurred_at, body, traceparent, ord)
+        WHERE EXISTS (SELECT 1 FROM lease)
      ), event AS (
        INSERT INTO webhook_events (id, merchant_id, resource_id, type, version, occurred_at, body, traceparent)
        SELECT id, merchant_id, resource_id, type, version, occurred_at, body, traceparent FROM input ORDER BY ord
@@ -57,19 +80,24 @@ export async function ingestEvents(db: Queryable, events: readonly IngestedEvent
      ), notified AS (
        SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT 1 FROM deliveries LIMIT 1) AS any_delivery
      )
-     SELECT (SELECT count(*) FROM deliveries)::int AS created, (SELECT count(*) FROM notified)::int AS notified`,
-    unnestColumns(events, [
-      (e) => e.id,
-      (e) => e.merchantId,
-      (e) => e.resourceId,
-      (e) => e.type,
-      (e) => e.version.toString(),
-      (e) => e.occurredAtExact,
-      (e) => e.body,
-      (e) => e.traceparent ?? null,
-    ]),
+     SELECT (SELECT count(*) FROM deliveries)::int AS created, (SELECT count(*) FROM notified)::int AS notified,
+            (SELECT count(*) FROM lease)::int AS renewed`,
+    [
+      ...unnestColumns(events, [
+        (e) => e.id,
+        (e) => e.merchantId,
+        (e) => e.resourceId,
+        (e) => e.type,
+        (e) => e.version.toString(),
+        (e) => e.occurredAtExact,
+        (e) => e.body,
+        (e) => e.traceparent ?? null,
+      ]),
+      ...(fence ? [fence.name, fence.epoch.toString(), fence.ttlMs] : []),
+    ],
   );
-  return result.rows[0]?.created ?? 0;
+  const row = result.rows[0];
+  return { renewed: (row?.renewed ?? 0) > 0, created: row?.created ?? 0 };
 }
 
 /**
