@@ -13,6 +13,7 @@ describe("deliveryPipelineConfigShape", () => {
       subjectPrefix: "subdata.events",
       consumerName: "webhook-deliveries",
       disableAfterMs: 432_000_000,
+      ingestLeaseMs: 15_000,
     });
   });
 
@@ -25,8 +26,15 @@ describe("deliveryPipelineConfigShape", () => {
       SUBDATA_EVENTS_SUBJECT_PREFIX: "a.b",
       SUBDATA_WEBHOOK_CONSUMER: "c",
       SUBDATA_WEBHOOK_DISABLE_AFTER: "36h",
+      SUBDATA_WEBHOOK_INGEST_LEASE_MS: "5000",
     });
-    expect(deliveryPipelineSettings(config)).toMatchObject({ allowPrivate: true, retrySchedule: [0, 100], concurrency: 4, disableAfterMs: 129_600_000 });
+    expect(deliveryPipelineSettings(config)).toMatchObject({
+      allowPrivate: true,
+      retrySchedule: [0, 100],
+      concurrency: 4,
+      disableAfterMs: 129_600_000,
+      ingestLeaseMs: 5_000,
+    });
   });
 
   it("names SUBDATA_WEBHOOK_RETRY_SCHEDULE when the schedule is bad", () => {
