@@ -29,13 +29,24 @@ const options = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
 /** `count` events of new subscriptions for the merchant: each a due head at every endpoint of it. */
 async function ingestEvents(h: Harness, merchantId: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    await ingestEvent(h.pool, renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))));
+    await ingestEvent(
+      h.pool,
+      renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))),
+    );
   }
 }
 
 const succeeded = (delivery: ClaimedDelivery): FinishedAttempt => ({
   delivery,
-  attempt: { startedAt: new Date(), latencyMicros: 1_000n, status: 204, errorClass: "NONE", responseBody: "", retryAfterMs: undefined, errorMessage: undefined },
+  attempt: {
+    startedAt: new Date(),
+    latencyMicros: 1_000n,
+    status: 204,
+    errorClass: "NONE",
+    responseBody: "",
+    retryAfterMs: undefined,
+    errorMessage: undefined,
+  },
   decision: { kind: "succeeded" },
 });
 

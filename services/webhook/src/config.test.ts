@@ -19,9 +19,9 @@ describe("webhook config", () => {
   });
 
   it("refuses at start a merchant in-flight cap below the endpoint's", () => {
-    expect(() =>
-      loadWebhookConfig({ ...valid, SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "64", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "32" }),
-    ).toThrow(/SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: 32 is below SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT/);
+    expect(() => loadWebhookConfig({ ...valid, SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "64", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "32" })).toThrow(
+      /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: 32 is below SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT/,
+    );
   });
 
   it("requires the secret key, without a default", () => {

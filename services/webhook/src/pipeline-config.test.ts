@@ -59,7 +59,9 @@ describe("deliveryPipelineConfigShape", () => {
     expect(settings({ SUBDATA_WEBHOOK_CONCURRENCY: "64", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "100" })).toThrow(
       /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: 100 is above SUBDATA_WEBHOOK_CONCURRENCY \(64\)/,
     );
-    expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "0" })).toThrow(/SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT is invalid/);
+    expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "0" })).toThrow(
+      /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT is invalid/,
+    );
     expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "many" })).toThrow(
       /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid/,
     );

@@ -207,15 +207,7 @@ function claimIn(client: PoolClient, options: ClaimOptions): Promise<{ rows: Cla
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
             (SELECT count(*) FROM deferred)::int, (SELECT count(*) FROM scan)::int`,
-    [
-      options.limit,
-      options.healthyCap,
-      options.failingCap,
-      Math.round(options.leaseMs),
-      options.fullEndpointIds,
-      options.scanLimit,
-      options.merchantCap,
-    ],
+    [options.limit, options.healthyCap, options.failingCap, Math.round(options.leaseMs), options.fullEndpointIds, options.scanLimit, options.merchantCap],
   );
 }
 
