@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
+import { bundlePathFor } from "../build/bundle.ts";
 import { commandConfigs, exportsTracesWith, placeholderSecrets, processConfigs, processVariables, requiredVariables } from "./test-support/process-configs.ts";
 import { renderedOverlayNames, renderOverlay, repositoryRoot, type RenderedObject } from "./test-support/render.ts";
 import { environmentOf as containerEnvironment, scriptOf, workloadsOf } from "./test-support/workloads.ts";
@@ -111,6 +112,26 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       "subdata-migrate": "subdata-database-migrate",
       "subdata-maintain": "subdata-database-maintain",
     });
+  });
+});
+
+describe("the prod overlay's proxy hops", () => {
+  const gatewayEnvironment = (overlay: "dev" | "prod") => {
+    const objects = renderOverlay(overlay);
+    const gateway = workloadsOf(objects).find((workload) => workload.name === "subdata-gateway")!;
+    return containerEnvironment(objects, gateway.containers[0]!, placeholderSecrets);
+  };
+
+  it("trusts exactly the one hop it documents (the load balancer), so clients keep their own address and failed-auth bucket", () => {
+    const environment = gatewayEnvironment("prod");
+    expect(environment.SUBDATA_TRUST_PROXY).toBe("1");
+    expect(loadConfig(processConfigs[bundlePathFor("gateway")]!, environment).SUBDATA_TRUST_PROXY).toBe(1);
+    const overlay = readFileSync(join(repositoryRoot, "deploy/k8s/overlays/prod/kustomization.yaml"), "utf8");
+    expect(overlay).toMatch(/# One proxy hop in front of the gateway[\s\S]*SUBDATA_TRUST_PROXY=1/);
+  });
+
+  it("leaves dev, which has no proxy in front, trusting none", () => {
+    expect(gatewayEnvironment("dev").SUBDATA_TRUST_PROXY).toBe("false");
   });
 });
 

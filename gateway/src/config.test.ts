@@ -1,8 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { ConfigError } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "./config.ts";
 
-const token = "t".repeat(32);
+const token = randomBytes(24).toString("base64url");
 
 describe("the gateway configuration", () => {
   it("has the documented defaults", () => {

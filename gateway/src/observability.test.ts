@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createHealthState, createMetrics, createTraceScope, type HealthState, type Registry } from "@subdata/runtime";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createApiKeyCache } from "./api-key-cache.ts";
@@ -31,7 +32,7 @@ beforeEach(() => {
   gateway = createGateway({
     clients: fake.clients,
     logger,
-    config: loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: "t".repeat(32) }),
+    config: loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("base64url") }),
     apiKeyCache,
     metrics,
     trace,

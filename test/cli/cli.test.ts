@@ -40,11 +40,12 @@ describe("the subdata CLI", () => {
     expect(json(asJson)).toEqual({ error: { code: "usage", message: "unknown command 'frobnicate'" } });
   });
 
-  it("falls back to .subdata/dev.env above the working directory, but the environment wins", async () => {
+  it("falls back to the project's .subdata/dev.env, but the environment wins", async () => {
     const repo = emptyDirectory();
-    mkdirSync(join(repo, ".git"));
+    writeFileSync(join(repo, "package.json"), JSON.stringify({ name: "subdata", private: true }));
     mkdirSync(join(repo, ".subdata"));
     mkdirSync(join(repo, "services", "cli"), { recursive: true });
+    writeFileSync(join(repo, "services", "cli", "package.json"), JSON.stringify({ name: "@subdata/cli" }));
     writeFileSync(join(repo, ".subdata", "dev.env"), `# written by npm start\nDATABASE_URL="${inject("adminDatabaseUrl")}"\n`);
     const cwd = join(repo, "services", "cli");
 
@@ -55,6 +56,24 @@ describe("the subdata CLI", () => {
     const overridden = await runCli(["migrate", "--json"], { cwd, env: { DATABASE_URL: "not-a-url" } });
     expect(overridden.code).toBe(1);
     expect(json(overridden)).toEqual({ error: { code: "config", message: expect.stringMatching(/^DATABASE_URL is invalid/) } });
+  });
+
+  it.each([
+    ["a parent folder that is no subdata project", { git: false, name: undefined }],
+    ["a parent folder above another repository", { git: true, name: undefined }],
+    ["a parent project of another name", { git: false, name: "not-subdata" }],
+  ])("never reads a dev.env from %s", async (_, layout) => {
+    const outer = emptyDirectory();
+    mkdirSync(join(outer, ".subdata"));
+    writeFileSync(join(outer, ".subdata", "dev.env"), `DATABASE_URL="${inject("adminDatabaseUrl")}"\n`);
+    if (layout.name !== undefined) writeFileSync(join(outer, "package.json"), JSON.stringify({ name: layout.name }));
+    const cwd = join(outer, "work", "here");
+    mkdirSync(cwd, { recursive: true });
+    if (layout.git) mkdirSync(join(outer, "work", ".git"));
+
+    const run = await runCli(["migrate", "--json"], { cwd });
+    expect(run.code).toBe(1);
+    expect(json(run)).toEqual({ error: { code: "config", message: expect.stringMatching(/^DATABASE_URL/) } });
   });
 
   it("migrate reports nothing to apply on a migrated database", async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { authConfigShape } from "@subdata/auth";
@@ -89,17 +90,20 @@ export function requiredVariables(shape: ConfigShape): string[] {
     .map(([name]) => name);
 }
 
+/** A secret as `openssl rand` would make it (the config refuses uniform or example values). */
+const generated = (): string => randomBytes(24).toString("base64url");
+
 /** Values of the right form for the secrets the manifests take from Secrets, to load a config offline. */
 export const placeholderSecrets: Readonly<Record<string, string>> = {
   DATABASE_URL: "postgres://subdata_role@postgres.example:5432/subdata",
-  SUBDATA_SERVICE_TOKEN: "t".repeat(32),
-  SUBDATA_PAGE_TOKEN_SECRET: "p".repeat(32),
-  SUBDATA_WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
-  NATS_PASSWORD: "n".repeat(32),
+  SUBDATA_SERVICE_TOKEN: generated(),
+  SUBDATA_PAGE_TOKEN_SECRET: generated(),
+  SUBDATA_WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
+  NATS_PASSWORD: generated(),
   // Optional keys (present during a rotation): loaded with a value, so their validation runs too.
-  SUBDATA_SERVICE_TOKENS_ACCEPTED: `${"u".repeat(32)},${"v".repeat(32)}`,
-  SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "q".repeat(32),
-  SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: Buffer.alloc(32, 8).toString("base64"),
+  SUBDATA_SERVICE_TOKENS_ACCEPTED: `${generated()},${generated()}`,
+  SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: generated(),
+  SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: randomBytes(32).toString("base64"),
   // components/tracing: the collector's API key, if it wants one.
   OTEL_EXPORTER_OTLP_HEADERS: "api-key=placeholder",
 };

@@ -5,7 +5,7 @@ import { readDevEnv } from "./dev-env.ts";
 
 export interface CliContextOptions {
   env: NodeJS.ProcessEnv;
-  /** Where to look for .subdata/dev.env (and its parents up to the repository root). */
+  /** Where the CLI runs: .subdata/dev.env is read only from the subdata checkout holding it. */
   cwd: string;
   /** Read when printing: --json is known only once the command line is parsed. */
   isJson: () => boolean;

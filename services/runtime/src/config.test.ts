@@ -1,7 +1,12 @@
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { parseEnv } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ConfigError, env, loadConfig } from "./config.ts";
 
+const secretA = randomBytes(24).toString("base64url");
+const secretB = randomBytes(30).toString("base64");
 const shape = { PORT: env.port(8080), SUBDATA_SERVICE_TOKEN: env.secret(), DATABASE_URL: env.databaseUrl() };
 
 describe("loadConfig", () => {
@@ -20,7 +25,7 @@ describe("loadConfig", () => {
   });
 
   it("returns typed, frozen values with defaults", () => {
-    const config = loadConfig(shape, { SUBDATA_SERVICE_TOKEN: "x".repeat(32), DATABASE_URL: "postgres://localhost/db" });
+    const config = loadConfig(shape, { SUBDATA_SERVICE_TOKEN: secretA, DATABASE_URL: "postgres://localhost/db" });
     expect(config.PORT).toBe(8080);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -62,28 +67,80 @@ describe("env.secretList (secrets accepted during a rotation)", () => {
   });
 
   it("splits on commas, keeping each value exactly", () => {
-    const first = "a".repeat(32);
-    const second = "b+/=".repeat(10);
+    const first = secretA;
+    const second = `${secretB}+/=`;
     expect(loadConfig(listShape, { SUBDATA_SERVICE_TOKENS_ACCEPTED: `${first},${second}` }).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([first, second]);
   });
 
   it("refuses a short item, naming the variable and the item's position but never a value", () => {
-    const message = problemsOf(`${"a".repeat(32)},hunter2`);
+    const message = problemsOf(`${secretA},hunter2`);
     expect(message).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 2 must be at least 32 characters");
     expect(message).not.toContain("hunter2");
-    expect(message).not.toContain("a".repeat(32));
+    expect(message).not.toContain(secretA);
   });
 
   it("refuses empty items and a trailing comma", () => {
-    const long = "a".repeat(32);
+    const long = secretA;
     expect(problemsOf(`${long},,${long}`)).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 3 is empty");
     expect(problemsOf(`${long},`)).toContain("item 2 of 2 is empty");
     expect(problemsOf(",")).toContain("item 1 of 2 is empty");
   });
 
   it("refuses an item with surrounding whitespace rather than trimming it into another secret", () => {
-    const long = "a".repeat(32);
+    const long = secretA;
     expect(problemsOf(`${long}, ${long}`)).toContain("item 2 of 2 begins or ends with whitespace");
     expect(problemsOf(`${long}\n`)).toContain("item 1 of 1 begins or ends with whitespace");
+  });
+});
+
+describe("placeholder secrets", () => {
+  const secretShape = { SUBDATA_SERVICE_TOKEN: env.secret(), DATABASE_URL: env.databaseUrl() };
+  const problemsOf = (variables: Record<string, string>): string => {
+    try {
+      loadConfig(secretShape, { SUBDATA_SERVICE_TOKEN: secretA, DATABASE_URL: "postgres://localhost/db", ...variables });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as ConfigError).message;
+    }
+    throw new Error("expected a ConfigError");
+  };
+  // deploy/.env.example is what a compose user copies; every value in it must stop a service.
+  const example = parseEnv(readFileSync(new URL("../../../deploy/.env.example", import.meta.url), "utf8")) as Record<string, string>;
+  const exampleSecrets = Object.entries(example).filter(([name]) => /TOKEN|SECRET|PASSWORD/.test(name));
+
+  it("finds the example's secrets to check", () => {
+    expect(exampleSecrets.map(([name]) => name)).toEqual(expect.arrayContaining(["SUBDATA_SERVICE_TOKEN", "SUBDATA_PAGE_TOKEN_SECRET", "POSTGRES_PASSWORD"]));
+  });
+
+  it.each(exampleSecrets)("refuses deploy/.env.example's %s as a secret, naming the variable, not the value", (_, value) => {
+    const message = problemsOf({ SUBDATA_SERVICE_TOKEN: value.padEnd(32, "-") });
+    expect(message).toMatch(/SUBDATA_SERVICE_TOKEN is invalid: (is a placeholder|has fewer than)/);
+    expect(message).not.toContain(value);
+  });
+
+  it.each(exampleSecrets.filter(([name]) => name.endsWith("PASSWORD")))("refuses deploy/.env.example's %s inside DATABASE_URL", (_, value) => {
+    const message = problemsOf({ DATABASE_URL: `postgres://subdata_query:${encodeURIComponent(value)}@postgres:5432/subdata` });
+    expect(message).toContain("DATABASE_URL is invalid: holds a placeholder password");
+    expect(message).not.toContain(value);
+  });
+
+  it.each([
+    "changeme-changeme-changeme-changeme",
+    "CHANGE_ME_0123456789abcdefghijklmnop",
+    "<your-service-token-of-32-characters>",
+    "your-secret-goes-here-0123456789abcdef",
+    "x".repeat(32),
+    "abababababababababababababababab",
+    "0".repeat(64),
+  ])("refuses the typed value %s", (value) => {
+    expect(problemsOf({ SUBDATA_SERVICE_TOKEN: value })).toContain("SUBDATA_SERVICE_TOKEN is invalid");
+  });
+
+  it("accepts generated values", () => {
+    for (let i = 0; i < 50; i += 1) {
+      const token = randomBytes(16).toString("hex");
+      const password = randomBytes(24).toString("hex");
+      expect(() => loadConfig(secretShape, { SUBDATA_SERVICE_TOKEN: token, DATABASE_URL: `postgres://u:${password}@h/db` })).not.toThrow();
+    }
   });
 });

@@ -42,11 +42,45 @@ export function loadConfigOrExit<T>(process_: string, load: () => T): T {
   }
 }
 
-/** A secret: required, no default anywhere, long enough to resist guessing. */
+/**
+ * Words that mark a value copied from an example rather than generated: deploy/.env.example's
+ * "replace-me-…", the "changeme" of countless READMEs, "<your-secret>" and the like.
+ */
+const PLACEHOLDER = /replace[-_ ]?me|change[-_ ]?me|placeholder|example|your[-_ ]?(secret|token|password|key)|<[^>]*>/i;
+
+/** A value of fewer distinct characters than this ("xxxx…", "abababab…") was typed, not generated. */
+const MIN_DISTINCT_CHARACTERS = 6;
+
+/**
+ * Why a secret's value is a known example rather than a generated secret, or undefined when it is not
+ * one. The reason never quotes the value.
+ */
+export function placeholderProblem(value: string): string | undefined {
+  if (PLACEHOLDER.test(value)) return "is a placeholder from an example; generate a value (e.g. openssl rand -base64 48)";
+  if (new Set(value).size < MIN_DISTINCT_CHARACTERS) {
+    return `has fewer than ${MIN_DISTINCT_CHARACTERS} distinct characters, so it was not generated; generate a value (e.g. openssl rand -base64 48)`;
+  }
+  return undefined;
+}
+
+/** A secret: required, no default anywhere, long enough to resist guessing, not an example's value. */
 function secret(minLength = 32) {
-  return z.string({ message: `must be set (at least ${minLength} characters; no default)` }).min(minLength, {
-    message: `must be at least ${minLength} characters`,
-  });
+  return z
+    .string({ message: `must be set (at least ${minLength} characters; no default)` })
+    .min(minLength, { message: `must be at least ${minLength} characters` })
+    .superRefine((value, context) => {
+      const problem = placeholderProblem(value);
+      if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
+    });
+}
+
+/** The password inside a postgres:// URL, if any (undefined when the URL does not parse). */
+function databasePassword(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -87,7 +121,13 @@ export const env = {
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
   url: () => z.string().url("must be a URL"),
-  databaseUrl: () => z.string({ message: "must be a postgres:// connection string" }).regex(/^postgres(ql)?:\/\//, "must be a postgres:// connection string"),
+  databaseUrl: () =>
+    z
+      .string({ message: "must be a postgres:// connection string" })
+      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// connection string")
+      .refine((url) => !PLACEHOLDER.test(databasePassword(url) ?? ""), {
+        message: "holds a placeholder password from an example; generate one (e.g. openssl rand -hex 24)",
+      }),
   /** A secret: required, no default anywhere, long enough to resist guessing. */
   secret,
   /**

@@ -1,8 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "./config.ts";
 import { natsCredentialShape, natsCredentials } from "./nats-credentials.ts";
 
-const password = "p".repeat(32);
+const password = randomBytes(24).toString("hex");
 const load = (env: NodeJS.ProcessEnv) => natsCredentials(loadConfig(natsCredentialShape, env));
 
 describe("natsCredentials", () => {

@@ -5,10 +5,13 @@ import { loadWebhookConfig } from "./config.ts";
 
 const valid = {
   DATABASE_URL: "postgres://subdata_webhook@127.0.0.1:5432/subdata",
-  SUBDATA_SERVICE_TOKEN: "s".repeat(32),
-  SUBDATA_PAGE_TOKEN_SECRET: "p".repeat(32),
+  SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("base64url"),
+  SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("base64url"),
   SUBDATA_WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
 };
+
+const acceptedToken = randomBytes(24).toString("base64url");
+const acceptedPageSecret = randomBytes(24).toString("base64url");
 
 describe("webhook config", () => {
   it("defaults to port 8093 with private targets refused", () => {
@@ -56,12 +59,12 @@ describe("webhook config: keys and secrets accepted during a rotation", () => {
     const config = loadWebhookConfig({
       ...valid,
       SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: keys.join(","),
-      SUBDATA_SERVICE_TOKENS_ACCEPTED: "a".repeat(32),
-      SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "b".repeat(32),
+      SUBDATA_SERVICE_TOKENS_ACCEPTED: acceptedToken,
+      SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: acceptedPageSecret,
     });
     expect(config.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS).toEqual(keys);
-    expect(config.SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual(["a".repeat(32)]);
-    expect(config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED).toEqual(["b".repeat(32)]);
+    expect(config.SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([acceptedToken]);
+    expect(config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED).toEqual([acceptedPageSecret]);
   });
 
   it("refuses a previous key that is not base64 of 32 bytes, or an empty item, naming the variable and not the key", () => {
@@ -86,6 +89,12 @@ describe("webhook config: keys and secrets accepted during a rotation", () => {
   it("refuses an accepted page-token secret that is too short", () => {
     expect(() => loadWebhookConfig({ ...valid, SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "short" })).toThrow(
       /SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED is invalid: item 1 of 1 must be at least 32 characters/,
+    );
+  });
+
+  it("refuses an all-zero key, naming the variable", () => {
+    expect(() => loadWebhookConfig({ ...valid, SUBDATA_WEBHOOK_SECRET_KEY: Buffer.alloc(32).toString("base64") })).toThrow(
+      /SUBDATA_WEBHOOK_SECRET_KEY is invalid: is not a generated key/,
     );
   });
 });

@@ -1,4 +1,4 @@
-import { env, loadConfig, natsCredentials } from "@subdata/runtime";
+import { env, loadConfig, natsCredentials, placeholderProblem } from "@subdata/runtime";
 import { z } from "zod";
 import { deliveryPipelineConfigShape, inFlightCaps } from "./pipeline-config.ts";
 
@@ -10,6 +10,9 @@ function webhookSecretKey() {
     .string({ message: "must be set (base64 of 32 random bytes; no default)" })
     .refine((value) => BASE64_KEY.test(value) && Buffer.from(value, "base64").length === 32, {
       message: "must be base64 of exactly 32 bytes (e.g. openssl rand -base64 32)",
+    })
+    .refine((value) => placeholderProblem(value) === undefined, {
+      message: "is not a generated key (an example's value, or too uniform); generate one (e.g. openssl rand -base64 32)",
     });
 }
 
