@@ -95,8 +95,8 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
         workload.name,
       ).toEqual([]);
     }
-    // query, auth and webhook: two each, and the webhook's previous master keys.
-    expect(given).toBe(7);
+    // query, auth and webhook: two each, and the webhook's previous master keys; the console: its service tokens.
+    expect(given).toBe(8);
   });
 
   it("gives each database process its own role's connection and the migration the owner's", () => {
@@ -109,6 +109,7 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       "subdata-webhook": "subdata-database-webhook",
       "subdata-relay": "subdata-database-webhook",
       "subdata-gateway": undefined,
+      "subdata-console": "subdata-database-console",
       "subdata-migrate": "subdata-database-migrate",
       "subdata-maintain": "subdata-database-maintain",
     });

@@ -7,7 +7,7 @@ import {
   natsCredentials,
   startMetricsServer,
 } from "@subdata/runtime";
-import { createAuditFlushMetrics } from "./audit-metrics.ts";
+import { createAuditFlushMetrics, createAuditRefusalMetric } from "./audit-metrics.ts";
 import { loadAuthConfig } from "./config.ts";
 import { createAuthDependencies } from "./dependencies.ts";
 import { createNatsRevocationPublisher } from "./revocation-publisher.ts";
@@ -32,9 +32,12 @@ const dependencies = createAuthDependencies({
   acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   revocations,
   onAuditFlush: createAuditFlushMetrics(metrics),
+  auditMaxQueued: config.SUBDATA_AUDIT_QUEUE_MAX,
+  auditMaxWaitMs: config.SUBDATA_AUDIT_QUEUE_WAIT_MS,
+  onAuditRefused: createAuditRefusalMetric(metrics),
   securityEventRetentionDays: config.SUBDATA_SECURITY_EVENT_RETENTION_DAYS,
 });
-const health = createHealthState();
+const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
 const server = createAuthServer({
   ...dependencies,
   serviceToken: config.SUBDATA_SERVICE_TOKEN,
