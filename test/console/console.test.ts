@@ -353,9 +353,21 @@ describe("the API & integrations page in a browser", () => {
   it("is usable at phone width: nothing overflows the screen", async () => {
     const { page, context } = await signedIn({ viewport: { width: 390, height: 844 } });
     await page.screenshot({ path: join(ARTIFACTS, "keys-phone.png"), fullPage: true });
-    const overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
-    expect(overflow).toBe(0);
+    const overflow = () => page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    expect(await overflow()).toBe(0);
     await page.getByRole("button", { name: "Create key" }).waitFor({ state: "visible" });
+    // The audit log's filter form and the endpoint's charts fit too.
+    await page.goto(`${stack.consoleUrl}/audit`);
+    expect(await overflow()).toBe(0);
+    const endpoint = await stack.endpoints.createEndpoint({ merchantId, url: `${receiver.origin}/phone` });
+    await stack.endpoints.sendTestEvent({ merchantId, endpointId: endpoint.endpoint!.id });
+    await waitFor("the test event's attempt", async () =>
+      (await stack.deliveries.summarizeDeliveries({ merchantId, endpointId: endpoint.endpoint!.id })).hours.some((hour) => hour.succeededCount > 0),
+    );
+    await page.goto(`${stack.consoleUrl}/webhooks/${endpoint.endpoint!.id}`);
+    await page.locator("svg.chart").first().waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, "endpoint-phone.png"), fullPage: true });
+    expect(await overflow()).toBe(0);
     await context.close();
   });
 
