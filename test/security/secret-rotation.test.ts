@@ -35,7 +35,13 @@ function subscriptionsClient(baseUrl: string, serviceToken: string) {
 async function replica(secrets: { serviceToken: string; pageTokenSecret: string }) {
   const logger = createLogger({ name: "query", level: "silent" });
   const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: 10 });
-  const server = createQueryServer({ pool, changes, logger, pageTokenSecret: secrets.pageTokenSecret, callers: { gateway: [tokenSha256(secrets.serviceToken)] } });
+  const server = createQueryServer({
+    pool,
+    changes,
+    logger,
+    pageTokenSecret: secrets.pageTokenSecret,
+    callers: { gateway: [tokenSha256(secrets.serviceToken)] },
+  });
   const address = await server.listen("127.0.0.1", 0);
   closers.push(
     () => server.close(),

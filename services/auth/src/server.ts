@@ -1,4 +1,12 @@
-import { createConnectServer, createHealthState, type ConnectObservability, type ConnectServer, type HealthState, type Logger, type CallerCredentials } from "@subdata/runtime";
+import {
+  createConnectServer,
+  createHealthState,
+  type ConnectObservability,
+  type ConnectServer,
+  type HealthState,
+  type Logger,
+  type CallerCredentials,
+} from "@subdata/runtime";
 import { authRoutes, authServiceNames, type AuthRouteDeps } from "./routes.ts";
 
 export interface AuthServerDeps extends AuthRouteDeps {

@@ -1,4 +1,12 @@
-import { createConnectServer, createHealthState, type ConnectObservability, type ConnectServer, type HealthState, type Logger, type CallerCredentials } from "@subdata/runtime";
+import {
+  createConnectServer,
+  createHealthState,
+  type ConnectObservability,
+  type ConnectServer,
+  type HealthState,
+  type Logger,
+  type CallerCredentials,
+} from "@subdata/runtime";
 import { consoleRoutes, consoleServiceNames, type ConsoleRouteDeps } from "./routes.ts";
 
 export interface ConsoleServerDeps extends ConsoleRouteDeps {

@@ -6,7 +6,9 @@ import {
   createPageTokenCodec,
   type HealthState,
   type Logger,
-  type Pool, type CallerCredentials } from "@subdata/runtime";
+  type Pool,
+  type CallerCredentials,
+} from "@subdata/runtime";
 import type { ChangeNotifier } from "./change-notifier.ts";
 import { createChargeRepository } from "./charge-repository.ts";
 import { createEventRepository } from "./event-repository.ts";

@@ -7,14 +7,6 @@
 export const CALLERS = ["gateway", "console", "app", "cli"] as const;
 export type Caller = (typeof CALLERS)[number];
 
-/** What each caller is, for logs and the rendered table. */
-export const CALLER_DESCRIPTIONS: Readonly<Record<Caller, string>> = {
-  gateway: "the public REST gateway (internet-facing)",
-  console: "the console service (the merchant's API & integrations page)",
-  app: "the app embedding subdata, and its admin tools (npm start's first run is one)",
-  cli: "the subdata CLI run by an operator",
-};
-
 /** The variable a caller's token is sent from (`SUBDATA_GATEWAY_TOKEN`, …). */
 export function callerTokenVariable(caller: Caller): string {
   return `SUBDATA_${caller.toUpperCase()}_TOKEN`;
@@ -81,6 +73,8 @@ export function callersOf(serviceTypeNames: readonly string[]): Caller[] {
 export function renderRpcAccessTable(): string {
   const header = `| RPC | ${CALLERS.join(" | ")} |`;
   const rule = `|---|${CALLERS.map(() => ":-:").join("|")}|`;
-  const rows = Object.entries(RPC_ACCESS).map(([rpc, callers]) => `| \`${rpc}\` | ${CALLERS.map((caller) => (callers.includes(caller) ? "✔" : "")).join(" | ")} |`);
+  const rows = Object.entries(RPC_ACCESS).map(
+    ([rpc, callers]) => `| \`${rpc}\` | ${CALLERS.map((caller) => (callers.includes(caller) ? "✔" : "")).join(" | ")} |`,
+  );
   return [header, rule, ...rows].join("\n");
 }

@@ -93,7 +93,9 @@ describe("webhook config: keys and secrets accepted during a rotation", () => {
   });
 
   it("refuses a caller hash that is not a SHA-256, or a third one, naming the variable", () => {
-    expect(() => loadWebhookConfig({ ...valid, SUBDATA_APP_TOKEN_SHA256: "not-a-hash" })).toThrow(/SUBDATA_APP_TOKEN_SHA256 is invalid: item 1 of 1 must be 64 lowercase hex digits/);
+    expect(() => loadWebhookConfig({ ...valid, SUBDATA_APP_TOKEN_SHA256: "not-a-hash" })).toThrow(
+      /SUBDATA_APP_TOKEN_SHA256 is invalid: item 1 of 1 must be 64 lowercase hex digits/,
+    );
     const three = [acceptedToken, newToken, randomBytes(32).toString("hex")].join(",");
     expect(() => loadWebhookConfig({ ...valid, SUBDATA_CLI_TOKEN_SHA256: three })).toThrow(/SUBDATA_CLI_TOKEN_SHA256 is invalid: holds at most two hashes/);
   });

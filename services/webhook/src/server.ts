@@ -6,7 +6,9 @@ import {
   createPageTokenCodec,
   type HealthState,
   type Logger,
-  type Pool, type CallerCredentials } from "@subdata/runtime";
+  type Pool,
+  type CallerCredentials,
+} from "@subdata/runtime";
 import { createDeliveryQueryRepository } from "./api/delivery-query-repository.ts";
 import { createDeliveryScheduleRepository } from "./api/delivery-schedule-repository.ts";
 import { createEndpointRepository } from "./api/endpoint-repository.ts";

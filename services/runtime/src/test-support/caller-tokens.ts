@@ -31,7 +31,11 @@ export function createCallerTokens(): CallerTokens {
  * can drive a whole service (AuthenticateApiKey as the gateway, CreateApiKey as the console, …). Tests
  * of the table itself call as one caller, with createServiceTransport and that caller's token.
  */
-export function createAllowedCallerTransport(options: { baseUrl: string; tokens: Readonly<Record<Caller, string>>; interceptors?: Interceptor[] }): ServiceTransport {
+export function createAllowedCallerTransport(options: {
+  baseUrl: string;
+  tokens: Readonly<Record<Caller, string>>;
+  interceptors?: Interceptor[];
+}): ServiceTransport {
   const byCaller = new Map<Caller, ServiceTransport>();
   const transportFor = (typeName: string, method: string): Transport => {
     const caller = RPC_ACCESS[`${typeName}/${method}`]?.[0] ?? "gateway";
