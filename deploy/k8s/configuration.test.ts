@@ -128,6 +128,11 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       "subdata-gateway": ["SUBDATA_GATEWAY_TOKEN subdata-gateway-rpc/token"],
       "subdata-migrate": [],
       "subdata-maintain": [],
+      "subdata-console": [
+        "SUBDATA_CONSOLE_TOKEN subdata-console-rpc/token",
+        "SUBDATA_APP_TOKEN_SHA256 subdata-console-rpc/app-sha256",
+        "SUBDATA_CLI_TOKEN_SHA256 subdata-console-rpc/cli-sha256",
+      ],
     });
   });
 
@@ -141,6 +146,7 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       "subdata-webhook": "subdata-database-webhook",
       "subdata-relay": "subdata-database-webhook",
       "subdata-gateway": undefined,
+      "subdata-console": "subdata-database-console",
       "subdata-migrate": "subdata-database-migrate",
       "subdata-maintain": "subdata-database-maintain",
     });

@@ -18,9 +18,10 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
   const deployments = workloads.filter((workload) => workload.kind === "Deployment");
   const policies = ofKind<INetworkPolicy>(objects, "NetworkPolicy");
 
-  it("runs the five long-lived processes, the migration and the maintenance task", () => {
+  it("runs the six long-lived processes, the migration and the maintenance task", () => {
     expect(deployments.map((workload) => workload.name).sort()).toEqual([
       "subdata-auth",
+      "subdata-console",
       "subdata-gateway",
       "subdata-query",
       "subdata-relay",
@@ -83,6 +84,7 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
       "subdata-webhook": "grpc:8093",
       "subdata-relay": "http:/readyz",
       "subdata-gateway": "http:/readyz",
+      "subdata-console": "grpc:8095",
     });
   });
 
@@ -186,7 +188,7 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
     expect(ports).toEqual(overlay === "dev" ? [443, 80].sort() : [443]);
   });
 
-  it("lets only the gateway (and admin clients, for auth and webhook) reach the internal services", () => {
+  it("lets only the gateway and the console (and admin clients) reach the internal services, and anyone the two edges", () => {
     const ingressFrom = (component: string) => {
       const labels = deployments.find((workload) => workload.name === `subdata-${component}`)!.podLabels;
       return policies
@@ -205,7 +207,7 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
         );
     };
     // The scraper (the monitoring namespace) reaches only the metrics ports, never the service ports.
-    const metricsPorts = [8094, 9080, 9091, 9092, 9093];
+    const metricsPorts = [8094, 9080, 9091, 9092, 9093, 9096];
     for (const policy of policies) {
       for (const rule of policy.spec?.ingress ?? []) {
         if (!(rule.from ?? []).some((peer) => peer.namespaceSelector)) continue;
@@ -216,9 +218,23 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
     const gateway = labelsText({ "app.kubernetes.io/name": "subdata", "app.kubernetes.io/component": "gateway" });
     const admin = labelsText({ "subdata/admin-client": "true" });
     expect(ingressFrom("query").filter(internal)).toEqual([gateway]);
-    expect(ingressFrom("auth").filter(internal).sort()).toEqual([gateway, admin].sort());
-    expect(ingressFrom("webhook").filter(internal)).toEqual([admin]);
+    const consolePods = labelsText({ "app.kubernetes.io/name": "subdata", "app.kubernetes.io/component": "console" });
+    expect(ingressFrom("auth").filter(internal).sort()).toEqual([gateway, admin, consolePods].sort());
+    expect(ingressFrom("webhook").filter(internal).sort()).toEqual([admin, consolePods].sort());
     expect(ingressFrom("gateway")).toContain("anyone");
+    // The console's page is an edge (anyone, on 8081 only); its session RPC (8095) answers admin clients only.
+    const consoleRules = policies
+      .filter((policy) => selectorMatches(policy.spec?.podSelector, deployments.find((workload) => workload.name === "subdata-console")!.podLabels))
+      .flatMap((policy) => policy.spec?.ingress ?? []);
+    const openToAnyone = consoleRules.filter((rule) => rule.from === undefined);
+    expect(openToAnyone.flatMap((rule) => (rule.ports ?? []).map((port) => port.port))).toEqual([8081]);
+    const sessionRpc = consoleRules.filter((rule) => (rule.ports ?? []).some((port) => port.port === 8095));
+    expect(
+      sessionRpc
+        .flatMap((rule) => rule.from ?? [])
+        .map((peer) => (peer.ipBlock ? "nodes" : labelsText(peer.podSelector?.matchLabels)))
+        .filter((peer) => peer !== "nodes"),
+    ).toEqual([admin]);
     expect(ingressFrom("relay").filter(internal)).toEqual([]);
   });
 
@@ -243,7 +259,13 @@ describe.each(renderedOverlayNames)("the %s overlay", (overlay) => {
 
   it("gives every port a Service except the relay, and points every Service at pods that exist", () => {
     const services = ofKind<IService>(objects, "Service");
-    expect(services.map((service) => service.metadata.name).sort()).toEqual(["subdata-auth", "subdata-gateway", "subdata-query", "subdata-webhook"]);
+    expect(services.map((service) => service.metadata.name).sort()).toEqual([
+      "subdata-auth",
+      "subdata-console",
+      "subdata-gateway",
+      "subdata-query",
+      "subdata-webhook",
+    ]);
     for (const service of services) {
       const selector = { matchLabels: service.spec?.selector ?? {} };
       expect(deployments.filter((workload) => selectorMatches(selector, workload.podLabels)).length, service.metadata.name).toBe(1);

@@ -38,7 +38,7 @@ describe("components/prometheus-operator, enabled as the prod-monitoring fixture
     const monitors = ofKind<IPodMonitor>(objects, "PodMonitor");
     expect(monitors.map((monitor) => monitor.metadata.name)).toEqual(["subdata"]);
     const spec = monitors[0]!.spec!;
-    expect(deployments).toHaveLength(5);
+    expect(deployments).toHaveLength(6);
     for (const workload of deployments) {
       expect(selectorMatches(spec.selector, workload.podLabels), workload.name).toBe(true);
       // The port the prometheus.io annotations announce is one the monitor scrapes, by name.

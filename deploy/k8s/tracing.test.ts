@@ -51,7 +51,7 @@ describe("components/tracing, enabled as the prod-tracing fixture overlay does",
   const settings = (parse(readFileSync(settingsFile, "utf8")) as { data: Record<string, string> }).data;
 
   it("gives every Deployment the overlay's endpoint, not the component's placeholder, and the migration none", async () => {
-    expect(deployments.length).toBe(5);
+    expect(deployments.length).toBe(6);
     for (const workload of deployments) {
       const environment = environmentOf(objects, workload.containers[0]!, placeholderSecrets);
       expect(environment.OTEL_EXPORTER_OTLP_ENDPOINT, workload.name).toBe(settings.endpoint);

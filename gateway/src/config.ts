@@ -24,7 +24,7 @@ const trustProxy = () =>
       return z.NEVER;
     });
 
-/** The gateway's environment, validated at start-up; the service token has no default anywhere. */
+/** The gateway's environment, validated at start-up; its token has no default anywhere. */
 export const gatewayConfigShape = {
   HOST: env.host(),
   PORT: env.port(8080),

@@ -193,6 +193,87 @@ describe("the audit service", () => {
   });
 });
 
+describe("the audit list's filters", () => {
+  const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 2 });
+  const fixtures = createFixtures(admin);
+  let auth: AuthHarness;
+
+  beforeAll(async () => {
+    auth = await startAuthService();
+  });
+
+  afterAll(async () => {
+    await auth?.close();
+    await admin.end();
+  });
+
+  const base = 1_810_000_000n;
+  const second = (offset: number) => create(TimestampSchema, { seconds: base + BigInt(offset) });
+
+  it("narrows by key, route, status range and time range together, and pages each filtered list completely", async () => {
+    const merchantId = await fixtures.merchant();
+    const other = await fixtures.merchant();
+    const routes = ["/v1/subscriptions", "/v1/subscriptions/{id}", "/v1/orders"];
+    const statuses = [200, 404, 401, 500, 429];
+    const written: Array<{ id: string; key: string; route: string; status: number; at: number }> = [];
+    for (let i = 0; i < 60; i++) {
+      const key = i % 2 === 0 ? "key_a" : "key_b";
+      const route = routes[i % 3]!;
+      const status = statuses[i % 5]!;
+      const answer = await auth.audit.recordRead(read(merchantId, key, { route, status, occurredAt: second(i) }));
+      written.push({ id: answer.auditEventId, key, route, status, at: i });
+    }
+    // The same shape for another merchant: never in the lists below.
+    for (let i = 0; i < 10; i++) await auth.audit.recordRead(read(other, "key_a", { route: routes[0], status: 200, occurredAt: second(i) }));
+
+    async function walk(filter: Record<string, unknown>): Promise<string[]> {
+      const seen: string[] = [];
+      let pageToken = "";
+      do {
+        const page = await auth.audit.listAuditEvents({ merchantId, ...filter, pageSize: 4, pageToken });
+        for (const event of page.auditEvents) expect(event.merchantId).toBe(merchantId);
+        seen.push(...page.auditEvents.map((event) => event.id));
+        pageToken = page.nextPageToken;
+      } while (pageToken !== "");
+      return seen;
+    }
+    const expected = (keep: (row: (typeof written)[number]) => boolean) => written.filter(keep).map((row) => row.id);
+
+    expect(await walk({ route: "/v1/subscriptions/{id}" })).toEqual(expected((row) => row.route === "/v1/subscriptions/{id}"));
+    expect(await walk({ minStatus: 400, maxStatus: 499 })).toEqual(expected((row) => row.status >= 400 && row.status <= 499));
+    expect(await walk({ minStatus: 500 })).toEqual(expected((row) => row.status >= 500));
+    expect(await walk({ startTime: second(10), endTime: second(25) })).toEqual(expected((row) => row.at >= 10 && row.at < 25));
+    const all = { apiKeyId: "key_a", route: "/v1/orders", minStatus: 200, maxStatus: 499, startTime: second(5) };
+    const both = expected((row) => row.key === "key_a" && row.route === "/v1/orders" && row.status >= 200 && row.status <= 499 && row.at >= 5);
+    expect(both.length).toBeGreaterThan(2);
+    expect(await walk(all)).toEqual(both);
+    expect(await walk({ route: "/v1/nothing" })).toEqual([]);
+
+    // A cursor is bound to its filter: another route, status or range refuses it.
+    const first = await auth.audit.listAuditEvents({ merchantId, ...all, pageSize: 1 });
+    for (const changed of [{ route: "/v1/subscriptions" }, { minStatus: 201 }, { maxStatus: 0 }, { startTime: second(6) }, { endTime: second(50) }]) {
+      const error = await rpcError(auth.audit.listAuditEvents({ merchantId, ...all, ...changed, pageSize: 1, pageToken: first.nextPageToken }));
+      expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
+    }
+  });
+
+  it("refuses a status outside 100–599, a reversed status range and an empty or reversed time range", async () => {
+    const merchantId = await fixtures.merchant();
+    for (const [field, filter] of [
+      ["min_status", { minStatus: 99 }],
+      ["max_status", { maxStatus: 600 }],
+      ["max_status", { minStatus: 500, maxStatus: 400 }],
+      ["end_time", { startTime: second(10), endTime: second(10) }],
+      ["end_time", { startTime: second(10), endTime: second(9) }],
+      ["route", { route: "/v1/\u0000" }],
+    ] as const) {
+      const error = await rpcError(auth.audit.listAuditEvents({ merchantId, ...filter }));
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(error.rawMessage).toContain(field);
+    }
+  });
+});
+
 describe("when the audit log cannot be written", () => {
   it("answers UNAVAILABLE for exactly the records of the failed batch", async () => {
     let failInserts = true;

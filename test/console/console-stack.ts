@@ -27,6 +27,8 @@ export interface ConsoleStack {
   portalSessions: Client<typeof PortalSessionService>;
   endpoints: Client<typeof WebhookEndpointService>;
   processes: RunningProcess[];
+  /** The running process of that name ("webhook", "auth", …). */
+  process(name: string): RunningProcess;
   close(): Promise<void>;
 }
 
@@ -99,6 +101,11 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       portalSessions: createClient(PortalSessionService, consoleTransport.transport),
       endpoints: createClient(WebhookEndpointService, webhookTransport.transport),
       processes,
+      process(name) {
+        const found = processes.find((proc) => proc.name === name);
+        if (!found) throw new Error(`no process named ${name}`);
+        return found;
+      },
       async close() {
         consoleTransport.close();
         webhookTransport.close();

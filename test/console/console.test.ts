@@ -173,6 +173,13 @@ describe("the API & integrations page in a browser", () => {
       await page.reload();
       return (await page.locator("tbody tr", { hasText: "subscription.updated" }).filter({ hasText: "succeeded" }).count()) === 1;
     });
+    // The 24-hour chart: the one attempt so far, drawn inline (two SVGs) and told in words and as a table.
+    await shows(page.locator("#health-summary"), "1 attempt, 1 succeeded (100 %), 0 failed");
+    expect(await page.locator("svg.chart[role=img]").count()).toBe(2);
+    await page.getByText("The numbers, hour by hour").click();
+    const hours = page.locator("#health-table tbody tr");
+    expect(await hours.count()).toBe(24);
+    expect(await hours.filter({ has: page.locator("td:nth-child(2)", { hasText: /^1$/ }) }).count()).toBe(1);
     await check(page, "endpoint");
     await page.locator("tbody tr", { hasText: "subscription.updated" }).getByRole("link").first().click();
     await shows(page.locator("h1"), "Delivery attempts");
@@ -206,22 +213,35 @@ describe("the API & integrations page in a browser", () => {
     await context.close();
   });
 
-  it("shows the audit log with a key filter, exports it as CSV, and lists the changes made with their user", async () => {
+  it("filters the audit log by key, route, status and time, exports what the filters show as CSV, and lists the changes with their user", async () => {
     const { page, context } = await signedIn();
     await page.getByLabel("Name").fill("audited");
     await page.getByRole("button", { name: "Create key" }).click();
     const key = await page.locator("#new-key").inputValue();
-    expect((await fetch(`${stack.gatewayUrl}/api/v1/subscriptions?limit=2`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    const read = (path: string) => fetch(`${stack.gatewayUrl}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await read("/subscriptions?limit=2")).status).toBe(200);
+    expect((await read("/subscriptions/sub_00000000000000000000000000000000")).status).toBe(404);
 
     await page.goto(`${stack.consoleUrl}/audit`);
     const keyOption = await page.locator("#audit-key option", { hasText: "audited" }).getAttribute("value");
     await page.getByLabel("API key").selectOption(keyOption!);
     await page.getByRole("button", { name: "Filter" }).click();
     await page.waitForURL(/key=key_/);
-    expect(await page.locator("table").first().locator("tbody tr").count()).toBe(1);
-    await shows(page.locator("table").first(), "/v1/subscriptions");
+    const reads = page.locator("table").first().locator("tbody tr");
+    expect(await reads.count()).toBe(2);
     await shows(page.locator("table").nth(1), "Ada Lovelace");
     await shows(page.locator("table").nth(1), "api_key.create");
+
+    // Status and route narrow it to the 404; a route in the table is itself a filter link.
+    await page.getByLabel("Status").selectOption("4xx");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/status=4xx/);
+    expect(await reads.count()).toBe(1);
+    await shows(reads, "404");
+    await reads.getByRole("link", { name: "/v1/subscriptions/{id}" }).click();
+    await page.waitForURL(/route=/);
+    expect(await page.getByLabel("Route").inputValue()).toBe("/v1/subscriptions/{id}");
+    expect(await reads.count()).toBe(1);
     await check(page, "audit");
 
     const csv = await context.request.get(`${stack.consoleUrl}/audit.csv?${new URL(page.url()).searchParams.toString()}`);
@@ -229,7 +249,27 @@ describe("the API & integrations page in a browser", () => {
     const lines = (await csv.text()).trim().split("\r\n");
     expect(lines[0]).toBe("id,occurred_at,api_key_id,request_id,method,route,query,status,result_count,latency_ms,client_ip,user_agent");
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toContain("/v1/subscriptions");
+    expect(lines[1]).toContain("/v1/subscriptions/{id}");
+    expect(lines[1]).toContain(",404,");
+    const exportHref = await page.getByRole("link", { name: /Export as CSV/ }).getAttribute("href");
+    expect(exportHref).toContain("status=4xx");
+
+    // A time range after the reads shows none; a reversed one is refused with a message, not a list.
+    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 16);
+    await page.getByLabel("From (UTC)").fill(later);
+    await page.getByRole("button", { name: "Filter" }).click();
+    await shows(page.locator("main"), "No reads recorded that match the filters");
+    await page.getByLabel("Until (UTC)").fill(new Date(Date.now() - 3_600_000).toISOString().slice(0, 16));
+    const [refused] = await Promise.all([
+      page.waitForResponse((response) => response.url().includes("until=")),
+      page.getByRole("button", { name: "Filter" }).click(),
+    ]);
+    expect(refused.status()).toBe(400);
+    await shows(page.getByRole("alert"), "Until must be after From");
+    expect((await context.request.get(`${stack.consoleUrl}/audit.csv?${new URL(page.url()).searchParams.toString()}`)).status()).toBe(400);
+    await page.getByRole("link", { name: "Clear filters" }).click();
+    await page.waitForURL(`${stack.consoleUrl}/audit`);
+    expect(await reads.count()).toBeGreaterThanOrEqual(2);
 
     const { rows } = await stack.admin.query<{ user_id: string; user_name: string; status: string }>(
       "SELECT user_id, user_name, status FROM console_changes WHERE merchant_id = $1 AND action = 'api_key.create'",
@@ -237,6 +277,39 @@ describe("the API & integrations page in a browser", () => {
     );
     expect(rows.length).toBeGreaterThanOrEqual(3);
     expect(rows.every((row) => row.user_id === "usr_42" && row.user_name === "Ada Lovelace")).toBe(true);
+    await context.close();
+  });
+
+  it("creates and revokes a key with the keyboard alone, focus always visible", async () => {
+    const { page, context } = await signedIn();
+    /** Presses Tab until the focused element matches, as a keyboard user would (at most 60 stops). */
+    async function tabTo(selector: string) {
+      for (let stop = 0; stop < 60; stop++) {
+        await page.keyboard.press("Tab");
+        const matched = await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`);
+        if (matched) {
+          const outline = await page.evaluate("getComputedStyle(document.activeElement).outlineStyle");
+          expect(outline, `focus ring on ${selector}`).not.toBe("none");
+          return;
+        }
+      }
+      throw new Error(`Tab never reached ${selector}`);
+    }
+    await tabTo("#key-name");
+    await page.keyboard.type("keyboard only");
+    await tabTo('form[action="/console/keys"] button[type=submit]');
+    await page.keyboard.press("Enter");
+    await shows(page.locator("h1"), "API key created");
+    expect(await page.locator("#new-key").inputValue()).toMatch(/^sds_/);
+
+    await page.goto(`${stack.consoleUrl}/keys`);
+    await tabTo('a[aria-label="Revoke keyboard only"]');
+    await page.keyboard.press("Enter");
+    await shows(page.locator("h1"), "Revoke this API key?");
+    await tabTo("button.danger");
+    await page.keyboard.press("Enter");
+    await shows(page.getByRole("status").first(), "The key was revoked");
+    await shows(page.locator("tbody tr", { hasText: "keyboard only" }), "revoked");
     await context.close();
   });
 
@@ -274,5 +347,37 @@ describe("the API & integrations page in a browser", () => {
 
     await expect(stack.portalSessions.revokePortalSession({ merchantId: otherMerchantId, portalSessionId: sessionId })).rejects.toThrow(/not found/);
     expect(cspViolations).toEqual([]);
+  });
+
+  it("shows an error page, never a blank page or a stack trace, when a service behind the page has stopped", async () => {
+    const { page, context } = await signedIn();
+    const endpoint = await stack.endpoints.createEndpoint({ merchantId, url: `${receiver.origin}/down` });
+    const noStackTrace = async () => {
+      const text = ((await page.locator("body").textContent()) ?? "").trim();
+      expect(text.length).toBeGreaterThan(0);
+      expect(text).not.toMatch(/\bat .+:\d+:\d+|ConnectError|ECONNREFUSED|node:internal/);
+    };
+
+    await stack.process("webhook").stop();
+    for (const path of ["/webhooks", `/webhooks/${endpoint.endpoint!.id}`]) {
+      const response = await page.goto(`${stack.consoleUrl}${path}`);
+      expect(response?.status()).toBe(503);
+      await shows(page.locator("h1"), "Something is not answering");
+      await shows(page.locator("main"), "Nothing you entered was lost");
+      await noStackTrace();
+    }
+    await check(page, "upstream-down");
+    // The screens of the services still running keep working.
+    expect((await page.goto(`${stack.consoleUrl}/keys`))?.status()).toBe(200);
+
+    await stack.process("auth").stop();
+    for (const path of ["/keys", "/audit", "/audit.csv"]) {
+      const response = await page.goto(`${stack.consoleUrl}${path}`);
+      expect(response?.status()).toBe(503);
+      expect(response?.headers()["content-type"]).toContain("text/html");
+      await shows(page.locator("h1"), "Something is not answering");
+      await noStackTrace();
+    }
+    await context.close();
   });
 });

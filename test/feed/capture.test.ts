@@ -17,6 +17,7 @@ interface FeedRow {
   position: string;
   seq: string;
   event_type: string;
+  resource_type: string;
   resource_id: string;
   version: string;
   payload: { object: Record<string, unknown>; previous: Record<string, unknown> | null; changed_columns: string[] };
@@ -25,7 +26,7 @@ interface FeedRow {
 /** The merchant's feed as the query service orders it. */
 async function feedOf(merchantId: string): Promise<FeedRow[]> {
   const result = await admin.query<FeedRow>(
-    `SELECT c.position::text, e.seq::text, e.event_type, e.resource_id, e.version::text, e.payload
+    `SELECT c.position::text, e.seq::text, e.event_type, e.resource_type, e.resource_id, e.version::text, e.payload
        FROM change_commits c JOIN change_events e ON e.xid = c.xid AND e.merchant_id = c.merchant_id
       WHERE c.merchant_id = $1 ORDER BY c.position, e.seq`,
     [merchantId],
@@ -89,6 +90,47 @@ describe("change capture", () => {
     expect(new Set(deletes.map((row) => row.position)).size).toBe(1);
     const orderDeleted = deletes.find((row) => row.resource_id === order.id)!;
     expect((orderDeleted.payload.object.line_items as Array<{ sku: string }>).map((item) => item.sku)).toEqual(["KEEP"]);
+  });
+
+  it("ends an order written and deleted in one transaction with its delete, whichever write came first", async () => {
+    const merchantId = await fixtures.merchant();
+    const subscription = await fixtures.subscription({ merchantId });
+    const chargeId = await fixtures.charge({ merchantId, subscriptionId: subscription.id });
+    const updated = await fixtures.order({ merchantId, subscriptionId: subscription.id, chargeId, lineItems: [{ sku: "A" }] });
+    const cascaded = await fixtures.order({ merchantId, subscriptionId: subscription.id, chargeId, lineItems: [{ sku: "B" }] });
+    const other = await fixtures.subscription({ merchantId });
+    const client = await admin.connect();
+    let created: string;
+    try {
+      await client.query("BEGIN");
+      // An update, then the delete.
+      await client.query("UPDATE orders SET status = 'FULFILLED' WHERE id = $1", [updated.id]);
+      await client.query("DELETE FROM orders WHERE id = $1", [updated.id]);
+      // A subscription's delete: its charge goes first, setting the order's charge_id to NULL (an update), then the order.
+      await client.query("DELETE FROM subscriptions WHERE id = $1", [subscription.id]);
+      // An insert, then the delete.
+      const inserted = await client.query<{ id: string }>(
+        `INSERT INTO orders (merchant_id, subscription_id, number, status, currency, subtotal_minor, total_minor)
+         VALUES ($1, $2, 999001, 'PAID', 'USD', 100, 100) RETURNING id`,
+        [merchantId, other.id],
+      );
+      created = inserted.rows[0]!.id;
+      await client.query("DELETE FROM orders WHERE id = $1", [created]);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    const rows = await feedOf(merchantId);
+    const last = (id: string) => rows.filter((row) => row.resource_id === id).at(-1)?.event_type;
+    expect(last(updated.id)).toBe("order.deleted");
+    expect(last(cascaded.id)).toBe("order.deleted");
+    expect(last(created)).toBe("order.deleted");
+    // Nothing of the transaction's comes after an order's delete.
+    const transaction = rows.filter((row) => row.position === rows.at(-1)!.position);
+    expect(transaction.filter((row) => row.resource_type === "order" && row.event_type !== "order.deleted")).toEqual([]);
+    // The cascaded order's delete still carries its line items as they were.
+    const cascadedDelete = rows.find((row) => row.resource_id === cascaded.id && row.event_type === "order.deleted")!;
+    expect((cascadedDelete.payload.object.line_items as Array<{ sku: string }>).map((item) => item.sku)).toEqual(["B"]);
   });
 
   it("gives nothing to a rolled-back transaction and keeps positions gap-free per merchant", async () => {

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -11,6 +11,7 @@ import { SHARED_CLUSTERS_DIR } from "../../deploy/local/src/cluster-location.ts"
 import { writeDevEnvFile } from "../../deploy/local/src/dev-env-file.ts";
 import { findNatsServer } from "../../deploy/local/src/nats.ts";
 import { grpcHealthServing } from "../../deploy/local/src/readiness.ts";
+import { satisfiesEngines } from "../../deploy/local/src/supported-node.ts";
 import { startNatsWithoutJetStream, type PlainNats } from "./nats-without-jetstream.ts";
 import { privateClone } from "./private-clone.ts";
 
@@ -121,9 +122,15 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
   }
 
   // Waits up to 100 s for the ready line and 60 s for the exit, like its siblings' limits allow.
-  it("starts every built service, answers health checks, and stops them all on SIGTERM with exit 0", { timeout: 240_000 }, async () => {
+  // Through npm start's script: on a machine whose Node does not satisfy engines (CI runs this file on
+  // the machine's Node 20 too) the script fetches the pinned build, and every service runs on it.
+  it("npm start starts every built service on the supported Node, answers health checks, and stops them all on SIGTERM with exit 0", {
+    timeout: 240_000,
+  }, async () => {
     const { ports, env } = await launcherEnvironment();
-    launcher = spawn(process.execPath, ["--import", "tsx", "deploy/local/src/main.ts"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+    // The script as npm runs it (sh -c), without npm, which answers a SIGTERM by re-raising it once its child is done.
+    const start = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+    launcher = spawn("sh", ["-c", `exec ${start}`], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
     launcher.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     launcher.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => launcher?.once("exit", (code) => resolve(code)));
@@ -147,6 +154,17 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
       expect(output).toContain(`http://127.0.0.1:${ports.QUERY_PORT}`);
       expect(await grpcHealthServing(`http://127.0.0.1:${ports.QUERY_PORT}`, token)).toBe(true);
       expect(processesWithEnv(marker).length).toBeGreaterThan(0);
+      const engines = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { engines: { node: string } }).engines.node;
+      // The services and the launcher's helpers that are Node (tsx's esbuild is not).
+      const nodeExecutables = processesWithEnv(marker)
+        .map((pid) => readlinkSync(`/proc/${pid}/exe`))
+        .filter((exe) => basename(exe) === "node");
+      expect(nodeExecutables.length).toBeGreaterThan(0);
+      for (const exe of new Set(nodeExecutables)) {
+        const runtime = execFileSync(exe, ["--version"], { encoding: "utf8" }).trim();
+        expect(satisfiesEngines(runtime, engines), `${exe} is Node ${runtime}`).toBe(true);
+      }
+      if (!satisfiesEngines(process.versions.node, engines)) expect(output).toMatch(/\[runtime\] +this machine's Node .* running on Node /);
     } else {
       expect(output).toContain("query     skipped: not built yet");
     }

@@ -226,6 +226,56 @@ describe("ListDeliveries", () => {
   });
 });
 
+describe("SummarizeDeliveries", () => {
+  it("counts the endpoint's attempts of the last 24 hours per hour, succeeded and failed, with latency p50 and p95", async () => {
+    const { merchantId, endpointId } = await merchantWithEndpoint();
+    const other = await merchantWithEndpoint();
+    const recent = (await server.endpoints.sendTestEvent({ merchantId, endpointId })).deliveryId;
+    const old = (await server.endpoints.sendTestEvent({ merchantId, endpointId })).deliveryId;
+    const foreign = (await server.endpoints.sendTestEvent({ merchantId: other.merchantId, endpointId: other.endpointId })).deliveryId;
+    const hourStart = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    // Two hours ago: two 2xx and a 500; five hours ago: one timeout; three days ago (outside): one 2xx.
+    const attempts: Array<[string, string, number, number | null]> = [
+      [recent, new Date(hourStart - 2 * 3_600_000 + 60_000).toISOString(), 10_000, 200],
+      [recent, new Date(hourStart - 2 * 3_600_000 + 120_000).toISOString(), 30_000, 204],
+      [recent, new Date(hourStart - 2 * 3_600_000 + 180_000).toISOString(), 20_000, 500],
+      [recent, new Date(hourStart - 5 * 3_600_000 + 60_000).toISOString(), 15_000_000, null],
+      [old, new Date(hourStart - 72 * 3_600_000).toISOString(), 1_000, 200],
+      [foreign, new Date(hourStart - 2 * 3_600_000 + 60_000).toISOString(), 5_000, 200],
+    ];
+    for (const [index, [deliveryId, startedAt, latency, status]] of attempts.entries()) {
+      const owner = deliveryId === foreign ? other.merchantId : merchantId;
+      await db.query(
+        `INSERT INTO webhook_attempts (delivery_id, merchant_id, attempt_number, started_at, latency_micros, response_status, error_class, response_body)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, '')`,
+        [deliveryId, owner, index + 1, startedAt, latency, status, status === null ? "TIMEOUT" : status < 300 ? "NONE" : "HTTP_STATUS"],
+      );
+    }
+    await db.query(
+      `UPDATE webhook_deliveries d SET last_attempt_at = (SELECT max(started_at) FROM webhook_attempts a WHERE a.delivery_id = d.id)
+       WHERE id = ANY ($1)`,
+      [[recent, old, foreign]],
+    );
+
+    const summary = await server.deliveries.summarizeDeliveries({ merchantId, endpointId });
+    expect(summary.hours).toHaveLength(24);
+    const start = Number(summary.startTime!.seconds) * 1000;
+    expect(start % 3_600_000).toBe(0);
+    expect(summary.hours.map((hour) => Number(hour.startTime!.seconds) * 1000)).toEqual(Array.from({ length: 24 }, (_, i) => start + i * 3_600_000));
+    const at = (iso: string) => summary.hours[Math.floor((Date.parse(iso) - start) / 3_600_000)]!;
+    const twoHoursAgo = at(attempts[0]![1]);
+    expect(twoHoursAgo).toMatchObject({ succeededCount: 2, failedCount: 1 });
+    expect(twoHoursAgo.latencyP50).toMatchObject({ seconds: 0n, nanos: 20_000_000 });
+    expect(twoHoursAgo.latencyP95).toMatchObject({ seconds: 0n, nanos: 30_000_000 });
+    const fiveHoursAgo = at(attempts[3]![1]);
+    expect(fiveHoursAgo).toMatchObject({ succeededCount: 0, failedCount: 1 });
+    expect(fiveHoursAgo.latencyP95).toMatchObject({ seconds: 15n, nanos: 0 });
+    const totals = summary.hours.reduce((sum, hour) => sum + hour.succeededCount + hour.failedCount, 0);
+    expect(totals).toBe(4);
+    expect(summary.hours.filter((hour) => hour.latencyP50 === undefined)).toHaveLength(22);
+  });
+});
+
 describe("tenant isolation", () => {
   it("answers NOT_FOUND for another merchant's endpoint or delivery on every RPC, and lists never cross", async () => {
     const owner = await merchantWithEndpoint();
@@ -252,6 +302,7 @@ describe("tenant isolation", () => {
       ["ListAttempts", () => server.deliveries.listAttempts({ merchantId, deliveryId: test.deliveryId })],
       ["ResendEvent", () => server.deliveries.resendEvent({ merchantId, endpointId, eventId })],
       ["ResendEvent (own endpoint, their event)", () => server.deliveries.resendEvent({ merchantId, endpointId: intruder.endpointId, eventId })],
+      ["SummarizeDeliveries", () => server.deliveries.summarizeDeliveries({ merchantId, endpointId })],
       [
         "ReplayEvents",
         () => server.deliveries.replayEvents({ merchantId, endpointId, startTime: at("2026-03-20T00:00:00Z"), endTime: at("2026-04-10T00:00:00Z") }),

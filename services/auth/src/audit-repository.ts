@@ -42,14 +42,59 @@ export interface AuditPosition {
   id: string;
 }
 
+const COLUMNS =
+  "id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, resource_ids, result_count, status, client_ip, user_agent, latency_micros";
+
+/** What ListAuditEvents selects: one merchant's events, optionally narrowed. */
+export interface AuditListQuery {
+  merchantId: string;
+  apiKeyId?: string;
+  route?: string;
+  /** Inclusive bounds of the HTTP status. */
+  minStatus?: number;
+  maxStatus?: number;
+  /** Postgres timestamptz text: occurred_at >= start, < end. */
+  start?: string;
+  end?: string;
+  after?: AuditPosition;
+  limit: number;
+}
+
 export interface AuditRepository {
   /** One INSERT statement for the whole batch. */
   insertMany(records: readonly AuditRecord[]): Promise<void>;
-  list(merchantId: string, apiKeyId: string | undefined, after: AuditPosition | undefined, limit: number): Promise<AuditEventRow[]>;
+  list(query: AuditListQuery): Promise<AuditEventRow[]>;
 }
 
-const COLUMNS =
-  "id, occurred_at, merchant_id, api_key_id, request_id, method, route, query, resource_ids, result_count, status, client_ip, user_agent, latency_micros";
+/**
+ * The statement list() runs, oldest first. merchant_id (and api_key_id when given) lead the keyset
+ * indexes and the time bounds continue them, so the scan starts at the cursor or the range's start, in
+ * the partitions of that range only; route and status are checked on the rows the index walk reaches,
+ * which stops at the page's LIMIT.
+ */
+function auditListStatement(query: AuditListQuery): { text: string; values: unknown[] } {
+  const values: unknown[] = [query.merchantId];
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  let where = "merchant_id = $1";
+  if (query.apiKeyId !== undefined) where += ` AND api_key_id = ${param(query.apiKeyId)}`;
+  if (query.start !== undefined) where += ` AND occurred_at >= ${param(query.start)}::timestamptz`;
+  if (query.end !== undefined) where += ` AND occurred_at < ${param(query.end)}::timestamptz`;
+  if (query.route !== undefined) where += ` AND route = ${param(query.route)}`;
+  if (query.minStatus !== undefined) where += ` AND status >= ${param(query.minStatus)}::int`;
+  if (query.maxStatus !== undefined) where += ` AND status <= ${param(query.maxStatus)}::int`;
+  if (query.after) {
+    const at = param(query.after.occurredAt);
+    const id = param(query.after.id);
+    // The first condition only repeats part of the second: it lets Postgres skip the months
+    // (partitions) before the cursor instead of looking into each of them.
+    where += ` AND occurred_at >= ${at}::timestamptz AND (occurred_at, id) > (${at}::timestamptz, ${id})`;
+  }
+  const limit = param(query.limit);
+  return { text: `SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY occurred_at, id LIMIT ${limit}`, values };
+}
 
 export function createAuditRepository(db: Queryable): AuditRepository {
   return {
@@ -96,24 +141,8 @@ export function createAuditRepository(db: Queryable): AuditRepository {
         ],
       });
     },
-    async list(merchantId, apiKeyId, after, limit) {
-      const params: unknown[] = [merchantId];
-      let where = "merchant_id = $1";
-      if (apiKeyId !== undefined) {
-        params.push(apiKeyId);
-        where += ` AND api_key_id = $${params.length}`;
-      }
-      if (after) {
-        params.push(after.occurredAt, after.id);
-        // The first condition only repeats part of the second: it lets Postgres skip the months
-        // (partitions) before the cursor instead of looking into each of them.
-        where += ` AND occurred_at >= $${params.length - 1}::timestamptz AND (occurred_at, id) > ($${params.length - 1}::timestamptz, $${params.length})`;
-      }
-      params.push(limit);
-      const result = await db.query<AuditEventRow>(
-        `SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY occurred_at, id LIMIT $${params.length}`,
-        params,
-      );
+    async list(query) {
+      const result = await db.query<AuditEventRow>(auditListStatement(query));
       return result.rows;
     },
   };

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { DurationSchema } from "@bufbuild/protobuf/wkt";
+import { DurationSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import {
   invalidArgument,
@@ -9,18 +9,21 @@ import {
   pgTimestampToProto,
   requireMerchantId,
   requireNoNul,
+  requireTimestampInRange,
   resolvePageSize,
+  timestampToPgText,
 } from "@subdata/runtime";
 import { type AuditEvent, AuditEventSchema } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
 import {
   AuditService,
+  type ListAuditEventsRequest,
   ListAuditEventsResponseSchema,
   RecordReadResponseSchema,
   RecordReadsResponse_ResultSchema,
   RecordReadsResponseSchema,
 } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { auditRecordFrom } from "./audit-record.ts";
-import type { AuditEventRow, AuditPosition, AuditRepository } from "./audit-repository.ts";
+import type { AuditEventRow, AuditListQuery, AuditPosition, AuditRepository } from "./audit-repository.ts";
 import type { AuditWriter } from "./audit-writer.ts";
 
 export interface AuditServiceDeps {
@@ -54,6 +57,54 @@ function auditEventMessage(row: AuditEventRow): AuditEvent {
   });
 }
 
+const MIN_STATUS = 100;
+const MAX_STATUS = 599;
+
+function statusBound(field: string, value: number): number | undefined {
+  if (value === 0) return undefined;
+  if (!Number.isInteger(value) || value < MIN_STATUS || value > MAX_STATUS) throw invalidArgument(field, `must be ${MIN_STATUS}–${MAX_STATUS}, or 0 for none`);
+  return value;
+}
+
+/**
+ * ListAuditEvents' filters, validated: what the repository selects, and what its page tokens are bound
+ * to. A filter that is not set stays out of the binding, so a token made before a filter existed still
+ * pages the unfiltered list.
+ */
+function auditFilterOf(request: ListAuditEventsRequest): { query: Omit<AuditListQuery, "merchantId" | "after" | "limit">; binding: Record<string, string> } {
+  requireNoNul("api_key_id", request.apiKeyId);
+  requireNoNul("route", request.route);
+  const minStatus = statusBound("min_status", request.minStatus);
+  const maxStatus = statusBound("max_status", request.maxStatus);
+  if (minStatus !== undefined && maxStatus !== undefined && maxStatus < minStatus) throw invalidArgument("max_status", "must not be below min_status");
+  const start = request.startTime === undefined ? undefined : timestampToPgText(requireTimestampInRange("start_time", request.startTime));
+  const end = request.endTime === undefined ? undefined : timestampToPgText(requireTimestampInRange("end_time", request.endTime));
+  if (request.startTime !== undefined && request.endTime !== undefined && compareTimestamps(request.endTime, request.startTime) <= 0) {
+    throw invalidArgument("end_time", "must be after start_time");
+  }
+  const binding: Record<string, string> = { api_key_id: request.apiKeyId };
+  if (request.route !== "") binding.route = request.route;
+  if (minStatus !== undefined) binding.min_status = String(minStatus);
+  if (maxStatus !== undefined) binding.max_status = String(maxStatus);
+  if (start !== undefined) binding.start_time = start;
+  if (end !== undefined) binding.end_time = end;
+  return {
+    query: {
+      apiKeyId: request.apiKeyId === "" ? undefined : request.apiKeyId,
+      route: request.route === "" ? undefined : request.route,
+      minStatus,
+      maxStatus,
+      start,
+      end,
+    },
+    binding,
+  };
+}
+
+function compareTimestamps(a: Timestamp, b: Timestamp): number {
+  return a.seconds === b.seconds ? a.nanos - b.nanos : a.seconds < b.seconds ? -1 : 1;
+}
+
 export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof AuditService> {
   return {
     async recordRead(request) {
@@ -85,17 +136,16 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
 
     async listAuditEvents(request) {
       requireMerchantId(request.merchantId);
-      requireNoNul("api_key_id", request.apiKeyId);
+      const filter = auditFilterOf(request);
       const pageSize = resolvePageSize(request.pageSize);
-      const apiKeyId = request.apiKeyId === "" ? undefined : request.apiKeyId;
-      const binding = { method: LIST_METHOD, merchantId: request.merchantId, filter: { api_key_id: request.apiKeyId } };
+      const binding = { method: LIST_METHOD, merchantId: request.merchantId, filter: filter.binding };
       let after: AuditPosition | undefined;
       if (request.pageToken !== "") {
         const position = deps.pageTokens.decode(request.pageToken, binding);
         if (position.length !== 2) throw invalidPageToken();
         after = { occurredAt: position[0]!, id: position[1]! };
       }
-      const rows = await deps.auditEvents.list(request.merchantId, apiKeyId, after, pageSize + 1);
+      const rows = await deps.auditEvents.list({ ...filter.query, merchantId: request.merchantId, after, limit: pageSize + 1 });
       const page = rows.slice(0, pageSize);
       const last = page.at(-1);
       const nextPageToken = rows.length > pageSize && last ? deps.pageTokens.encode(binding, [last.occurred_at, last.id]) : "";

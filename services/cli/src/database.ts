@@ -1,3 +1,4 @@
+import { connectionConfig } from "@subdata/runtime";
 import pg from "pg";
 import type { CliContext } from "./cli-context.ts";
 import { CliError, configError } from "./cli-error.ts";
@@ -20,7 +21,15 @@ function hostOf(url: string): string {
 
 /** A connected client with a UTC session; the caller ends it. Connection errors name the host, never the password. */
 async function connectDatabase(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: "subdata-cli", options: "-c TimeZone=UTC" });
+  // Keepalive and the server-side TCP timeouts of the services' pools; no statement or query deadline:
+  // migrations and seeding may run long, and SIGTERM ends the connection (withDatabase).
+  const { connectionString, application_name, keepAlive, keepAliveInitialDelayMillis, options } = connectionConfig({
+    connectionString: url,
+    applicationName: "subdata-cli",
+    // Migrations hold their transaction while they work; the session-level limit must not cut them.
+    idleInTransactionTimeoutMs: 0,
+  });
+  const client = new pg.Client({ connectionString, application_name, keepAlive, keepAliveInitialDelayMillis, options });
   try {
     await client.connect();
   } catch (error) {

@@ -1,4 +1,4 @@
-import { createBackoff, type Logger, sleep } from "@subdata/runtime";
+import { connectionConfig, createBackoff, type Logger, sleep } from "@subdata/runtime";
 import pg from "pg";
 
 const OUTBOX_CHANNEL = "subdata_outbox";
@@ -27,7 +27,8 @@ export function createOutboxListener(options: OutboxListenerOptions): OutboxList
   let running: Promise<void> | undefined;
 
   async function listenUntilLost(): Promise<void> {
-    const current = new pg.Client({ connectionString: options.connectionString, application_name: "subdata-relay-listen" });
+    // The pools' keepalive and timeouts: a LISTEN on a dead peer would otherwise wait silently for hours.
+    const current = new pg.Client(connectionConfig({ connectionString: options.connectionString, applicationName: "subdata-relay-listen" }));
     client = current;
     const lost = new Promise<void>((resolve) => {
       current.on("error", (error) => {

@@ -13,7 +13,7 @@ export { createLogger, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";
 export { cursorToPosition, positionToCursor, splitPage, type KeysetCursor } from "./keyset.ts";
 export { MAX_PAGE_SIZE, resolvePageSize } from "./page-size.ts";
-export { createPool, type Pool, type PoolClient, type Queryable } from "./pg.ts";
+export { CONNECTION_LIVENESS, connectionConfig, createPool, type Pool, type PoolClient, type Queryable } from "./pg.ts";
 export { createBackoff, sleep } from "./backoff.ts";
 export { isIdWithPrefix, newId } from "./ids.ts";
 export { handleShutdown } from "./shutdown.ts";

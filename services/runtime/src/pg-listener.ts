@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { Logger } from "./logger.ts";
+import { connectionConfig } from "./pg.ts";
 
 export interface PgListener {
   /** Connects and keeps listening, reconnecting with backoff, until close(). */
@@ -25,8 +26,8 @@ const INITIAL_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
- * LISTEN on a dedicated connection (a pooled one would lose the LISTEN on release), with TCP
- * keepalive so a peer that vanished without a reset is noticed.
+ * LISTEN on a dedicated connection (a pooled one would lose the LISTEN on release), with the pools'
+ * keepalive and timeouts (pg.ts) so a peer that vanished without a reset is noticed.
  */
 export function createPgListener(options: PgListenerOptions): PgListener {
   const stop = new AbortController();
@@ -36,13 +37,7 @@ export function createPgListener(options: PgListenerOptions): PgListener {
   let backoffMs = INITIAL_BACKOFF_MS;
 
   async function listenUntilLost(): Promise<void> {
-    const current = new pg.Client({
-      connectionString: options.connectionString,
-      application_name: options.applicationName,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-      connectionTimeoutMillis: 5_000,
-    });
+    const current = new pg.Client(connectionConfig({ connectionString: options.connectionString, applicationName: options.applicationName }));
     client = current;
     const lost = new Promise<void>((resolve) => {
       current.on("error", (error) => {

@@ -47,6 +47,7 @@ export const RPC_ACCESS: Readonly<Record<string, readonly Caller[]>> = {
   "subdata.webhook.v1.WebhookDeliveryService/ListAttempts": ADMIN,
   "subdata.webhook.v1.WebhookDeliveryService/ResendEvent": ADMIN,
   "subdata.webhook.v1.WebhookDeliveryService/ReplayEvents": ADMIN,
+  "subdata.webhook.v1.WebhookDeliveryService/SummarizeDeliveries": ADMIN,
   "subdata.console.v1.PortalSessionService/CreatePortalSession": ["app", "cli"],
   "subdata.console.v1.PortalSessionService/RevokePortalSession": ["app", "cli"],
 };

@@ -47,6 +47,26 @@ code, .mono { font-family: ui-monospace, monospace; font-size: .9rem; word-break
 .status-failed, .status-revoked, .status-disabled, .status-expired, .status-cancelled { color: var(--danger); font-weight: 600; }
 .pager { display: flex; gap: 1rem; margin: .75rem 0; }
 pre.excerpt { white-space: pre-wrap; word-break: break-all; max-height: 8rem; overflow: auto; background: var(--soft); padding: .4rem; margin: 0; font-size: .85rem; }
+.filter-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: 0 1rem; }
+.filter-grid input, .filter-grid select { max-width: 100%; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); gap: 1rem; }
+figure { margin: 0; }
+figcaption { color: var(--muted); font-size: .9rem; }
+svg.chart { width: 100%; height: auto; display: block; }
+.chart-axis { stroke: #767676; stroke-width: 1; }
+.chart-label { fill: var(--muted); font-size: 10px; font-family: system-ui, sans-serif; }
+.chart-ok { fill: var(--ok); }
+.chart-failed { fill: var(--danger); }
+.chart-line { fill: none; stroke-width: 2; }
+.chart-p50 { stroke: var(--accent); fill: var(--accent); }
+.chart-p95 { stroke: #8a4b00; fill: #8a4b00; }
+path.chart-p50, path.chart-p95 { fill: none; }
+.key { display: inline-block; width: .8rem; height: .8rem; vertical-align: -.1rem; margin-left: .4rem; border-radius: 2px; }
+.key-ok { background: var(--ok); }
+.key-failed { background: var(--danger); }
+.key-p50 { background: var(--accent); }
+.key-p95 { background: #8a4b00; }
+details summary { cursor: pointer; color: var(--accent); margin: .5rem 0; }
 [hidden] { display: none !important; }
 @media (max-width: 40rem) {
   .sign-out { margin-left: 0; }

@@ -5,11 +5,12 @@ import { AttemptErrorClass, DeliveryStatus } from "@subdata/proto/subdata/webhoo
 import { type Endpoint, EndpointStatus } from "@subdata/proto/subdata/webhook/v1/endpoint_pb";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { repeatedChangeText, runChange } from "./change-runner.ts";
+import { deliveryChart } from "./delivery-chart.ts";
 import type { ConsoleWebDeps, SessionContext } from "./console-context.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { formGuard, notice, page, when } from "./layout.ts";
 import { FormError, PageError } from "./page-error.ts";
-import { formOf, pager, queryText, seeOther, sendPage, sessionOf, shownOnce, timeText, tryForm } from "./screen-support.ts";
+import { formOf, pager, queryText, seeOther, sendPage, sessionOf, shownOnce, timeText, tryForm, utcInstant } from "./screen-support.ts";
 import { endpointStatusText, eventTypeFieldset, eventTypesOf, eventTypesText } from "./webhooks-screen.ts";
 
 type EndpointRequest = FastifyRequest<{ Params: { endpointId: string } }>;
@@ -44,13 +45,6 @@ function errorClassText(errorClass: AttemptErrorClass): string {
     : (AttemptErrorClass[errorClass] ?? "").toLowerCase().replaceAll("_", " ");
 }
 
-/** "2026-11-26T07:00" from a datetime-local field, read as UTC; a FormError names the field otherwise. */
-function utcInstant(text: string, label: string): number {
-  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(text) ? Date.parse(`${text}Z`) : Number.NaN;
-  if (Number.isNaN(ms)) throw new FormError(`${label}: enter a date and time (UTC).`);
-  return ms;
-}
-
 export function createEndpointScreen(deps: ConsoleWebDeps) {
   const call = { timeoutMs: deps.upstreamTimeoutMs };
 
@@ -65,10 +59,13 @@ export function createEndpointScreen(deps: ConsoleWebDeps) {
     const endpoint = await endpointOf(context, request.params.endpointId);
     const filter = STATUS_FILTERS.find((item) => item.value === queryText(request, "status")) ?? STATUS_FILTERS[0]!;
     const pageToken = queryText(request, "page");
-    const deliveries = await deps.clients.deliveries.listDeliveries(
-      { merchantId: context.session.merchant_id, endpointId: endpoint.id, status: filter.status, pageSize: 25, pageToken },
-      call,
-    );
+    const [deliveries, summary] = await Promise.all([
+      deps.clients.deliveries.listDeliveries(
+        { merchantId: context.session.merchant_id, endpointId: endpoint.id, status: filter.status, pageSize: 25, pageToken },
+        call,
+      ),
+      deps.clients.deliveries.summarizeDeliveries({ merchantId: context.session.merchant_id, endpointId: endpoint.id }, call),
+    ]);
     const base = `/console/webhooks/${endpoint.id}`;
     const state = endpointStatusText(endpoint.status);
     const chosen = endpoint.eventTypes.map((type) => eventTypeName(type) ?? "");
@@ -109,6 +106,7 @@ ${endpoint.previousSecretExpiresAt ? html`<p class="hint">The previous signing s
 <a href="${base}/delete">Delete endpoint</a>
 </div>
 </section>
+${deliveryChart(summary)}
 
 <form method="post" action="${base}/update" class="card">
 <h2>Settings</h2>

@@ -26,6 +26,13 @@ export function timeText(timestamp: Timestamp | undefined): string | null {
   return timestamp ? timestampToRfc3339Millis(timestamp) : null;
 }
 
+/** "2026-11-26T07:00" from a datetime-local field, read as UTC; a FormError names the field otherwise. */
+export function utcInstant(text: string, label: string): number {
+  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(text) ? Date.parse(`${text}Z`) : Number.NaN;
+  if (Number.isNaN(ms)) throw new FormError(`${label}: enter a date and time (UTC).`);
+  return ms;
+}
+
 /** A query parameter as one string ("" when absent or repeated). */
 export function queryText(request: FastifyRequest, name: string): string {
   const value = (request.query as Record<string, unknown>)[name];

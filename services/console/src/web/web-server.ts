@@ -92,7 +92,7 @@ export function createConsoleWeb(deps: ConsoleWebDeps): FastifyInstance {
   });
 
   app.setErrorHandler(async (error, request, reply) => {
-    const known = error instanceof PageError ? error : pageErrorOf(error);
+    const known = error instanceof PageError || error instanceof FormError ? error : pageErrorOf(error);
     if (known instanceof PageError) return sendPage(reply, known.status, errorPage(known.title, known.message, !!request.console));
     if (known instanceof FormError) return sendPage(reply, 400, errorPage("That did not work", known.message, !!request.console));
     const status = (error as { statusCode?: number }).statusCode;

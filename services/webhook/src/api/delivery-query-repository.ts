@@ -38,12 +38,24 @@ export interface DeliveryListQuery {
   limit: number;
 }
 
+/** One hour of an endpoint's attempts (hours without any are absent). */
+export interface AttemptHourRow {
+  /** 0 for the window's first hour. */
+  hour_index: number;
+  succeeded: number;
+  failed: number;
+  p50_micros: bigint;
+  p95_micros: bigint;
+}
+
 /** The read side of deliveries; every query is merchant-scoped. */
 export interface DeliveryQueryRepository {
   listDeliveries(query: DeliveryListQuery): Promise<DeliveryRow[]>;
   findDelivery(merchantId: string, id: string): Promise<DeliveryRow | undefined>;
   /** Oldest first, strictly after (started_at, id). */
   listAttempts(merchantId: string, deliveryId: string, after: KeysetCursor | null, limit: number): Promise<AttemptRow[]>;
+  /** The endpoint's attempts that started in [start, end), counted per hour from start. */
+  summarizeAttempts(merchantId: string, endpointId: string, start: string, end: string): Promise<AttemptHourRow[]>;
 }
 
 const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, e.type AS event_type, d.resource_id, d.version, d.status,
@@ -82,6 +94,26 @@ export function createDeliveryQueryRepository(db: Queryable): DeliveryQueryRepos
            AND ($3::timestamptz IS NULL OR (started_at, id) > ($3::timestamptz, $4::text))
          ORDER BY started_at, id LIMIT $5`,
         [merchantId, deliveryId, after?.at ?? null, after?.id ?? null, limit],
+      );
+      return result.rows;
+    },
+
+    async summarizeAttempts(merchantId, endpointId, start, end) {
+      // A delivery's last_attempt_at is its latest claim, made just before that attempt starts: the
+      // hour of slack keeps an attempt claimed before the window and started in it.
+      const result = await db.query<AttemptHourRow>(
+        `SELECT floor(extract(epoch FROM a.started_at - $3::timestamptz) / 3600)::int AS hour_index,
+                count(*) FILTER (WHERE a.response_status BETWEEN 200 AND 299)::int AS succeeded,
+                count(*) FILTER (WHERE a.response_status IS NULL OR a.response_status NOT BETWEEN 200 AND 299)::int AS failed,
+                percentile_disc(0.5) WITHIN GROUP (ORDER BY a.latency_micros) AS p50_micros,
+                percentile_disc(0.95) WITHIN GROUP (ORDER BY a.latency_micros) AS p95_micros
+         FROM webhook_deliveries d
+         JOIN webhook_attempts a ON a.delivery_id = d.id AND a.merchant_id = d.merchant_id
+         WHERE d.merchant_id = $1 AND d.endpoint_id = $2
+           AND d.last_attempt_at >= $3::timestamptz - interval '1 hour'
+           AND a.started_at >= $3::timestamptz AND a.started_at < $4::timestamptz
+         GROUP BY 1 ORDER BY 1`,
+        [merchantId, endpointId, start, end],
       );
       return result.rows;
     },

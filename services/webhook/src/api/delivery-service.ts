@@ -1,14 +1,18 @@
 import { create } from "@bufbuild/protobuf";
+import { type Duration, DurationSchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   ListAttemptsResponseSchema,
   ListDeliveriesResponseSchema,
   ReplayEventsResponseSchema,
   ResendEventResponseSchema,
+  SummarizeDeliveriesResponse_HourSchema,
+  SummarizeDeliveriesResponseSchema,
   WebhookDeliveryService,
 } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
 import {
   cursorToPosition,
+  dateToTimestamp,
   invalidArgument,
   notFound,
   type PageTokenBinding,
@@ -42,6 +46,15 @@ const LIST_ATTEMPTS = `${WebhookDeliveryService.typeName}/ListAttempts`;
 /** ReplayEvents bounds: one call covers at most 31 days and schedules at most 10,000 events. */
 const MAX_REPLAY_RANGE_MS = 31 * 86_400_000;
 const MAX_REPLAY_EVENTS = 10_000;
+const HOUR_MS = 3_600_000;
+/** SummarizeDeliveries' window: this many hours, the last being the current one. */
+const SUMMARY_HOURS = 24;
+
+function micros(value: bigint | null): Duration | undefined {
+  if (value === null) return undefined;
+  const total = BigInt(value);
+  return create(DurationSchema, { seconds: total / 1_000_000n, nanos: Number(total % 1_000_000n) * 1_000 });
+}
 
 /** subdata.webhook.v1.WebhookDeliveryService: what was delivered, and delivering again. */
 export function createDeliveryService(deps: DeliveryServiceDeps): ServiceImpl<typeof WebhookDeliveryService> {
@@ -125,6 +138,26 @@ export function createDeliveryService(deps: DeliveryServiceDeps): ServiceImpl<ty
       }
       if (result.scheduled > 0) deps.onScheduled();
       return create(ReplayEventsResponseSchema, { scheduledCount: result.scheduled });
+    },
+
+    async summarizeDeliveries(request) {
+      const merchantId = requireMerchantId(request.merchantId);
+      const endpoint = await findEndpoint(merchantId, request.endpointId);
+      const end = now();
+      const start = new Date((Math.floor(end.getTime() / HOUR_MS) - (SUMMARY_HOURS - 1)) * HOUR_MS);
+      const rows = await deps.deliveries.summarizeAttempts(merchantId, endpoint.id, start.toISOString(), end.toISOString());
+      const byHour = new Map(rows.map((row) => [row.hour_index, row]));
+      const hours = Array.from({ length: SUMMARY_HOURS }, (_, index) => {
+        const row = byHour.get(index);
+        return create(SummarizeDeliveriesResponse_HourSchema, {
+          startTime: dateToTimestamp(new Date(start.getTime() + index * HOUR_MS)),
+          succeededCount: row?.succeeded ?? 0,
+          failedCount: row?.failed ?? 0,
+          latencyP50: micros(row?.p50_micros ?? null),
+          latencyP95: micros(row?.p95_micros ?? null),
+        });
+      });
+      return create(SummarizeDeliveriesResponseSchema, { startTime: dateToTimestamp(start), endTime: dateToTimestamp(end), hours });
     },
   };
 }

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/audit/v1/audit_service.proto.
  */
 export const file_subdata_audit_v1_audit_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRzdWJkYXRhL2F1ZGl0L3YxL2F1ZGl0X3NlcnZpY2UucHJvdG8SEHN1YmRhdGEuYXVkaXQudjEivgIKEVJlY29yZFJlYWRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGbWV0aG9kGAUgASgJEg0KBXJvdXRlGAYgASgJEg0KBXF1ZXJ5GAcgASgJEhQKDHJlc291cmNlX2lkcxgIIAMoCRIUCgxyZXN1bHRfY291bnQYCSABKAUSDgoGc3RhdHVzGAogASgFEhEKCWNsaWVudF9pcBgLIAEoCRISCgp1c2VyX2FnZW50GAwgASgJEioKB2xhdGVuY3kYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iLAoSUmVjb3JkUmVhZFJlc3BvbnNlEhYKDmF1ZGl0X2V2ZW50X2lkGAEgASgJIkgKElJlY29yZFJlYWRzUmVxdWVzdBIyCgVyZWFkcxgBIAMoCzIjLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZFJlcXVlc3QinQEKE1JlY29yZFJlYWRzUmVzcG9uc2USPQoHcmVzdWx0cxgBIAMoCzIsLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZHNSZXNwb25zZS5SZXN1bHQaRwoGUmVzdWx0EhgKDmF1ZGl0X2V2ZW50X2lkGAEgASgJSAASGAoOaW52YWxpZF9yZWFzb24YAiABKAlIAEIJCgdvdXRjb21lImgKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKYXBpX2tleV9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJmChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIyCgxhdWRpdF9ldmVudHMYASADKAsyHC5zdWJkYXRhLmF1ZGl0LnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMrACCgxBdWRpdFNlcnZpY2USVwoKUmVjb3JkUmVhZBIjLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZFJlcXVlc3QaJC5zdWJkYXRhLmF1ZGl0LnYxLlJlY29yZFJlYWRSZXNwb25zZRJaCgtSZWNvcmRSZWFkcxIkLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZHNSZXF1ZXN0GiUuc3ViZGF0YS5hdWRpdC52MS5SZWNvcmRSZWFkc1Jlc3BvbnNlEmsKD0xpc3RBdWRpdEV2ZW50cxIoLnN1YmRhdGEuYXVkaXQudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBopLnN1YmRhdGEuYXVkaXQudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_subdata_audit_v1_audit_event]);
+  fileDesc("CiRzdWJkYXRhL2F1ZGl0L3YxL2F1ZGl0X3NlcnZpY2UucHJvdG8SEHN1YmRhdGEuYXVkaXQudjEivgIKEVJlY29yZFJlYWRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGbWV0aG9kGAUgASgJEg0KBXJvdXRlGAYgASgJEg0KBXF1ZXJ5GAcgASgJEhQKDHJlc291cmNlX2lkcxgIIAMoCRIUCgxyZXN1bHRfY291bnQYCSABKAUSDgoGc3RhdHVzGAogASgFEhEKCWNsaWVudF9pcBgLIAEoCRISCgp1c2VyX2FnZW50GAwgASgJEioKB2xhdGVuY3kYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iLAoSUmVjb3JkUmVhZFJlc3BvbnNlEhYKDmF1ZGl0X2V2ZW50X2lkGAEgASgJIkgKElJlY29yZFJlYWRzUmVxdWVzdBIyCgVyZWFkcxgBIAMoCzIjLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZFJlcXVlc3QinQEKE1JlY29yZFJlYWRzUmVzcG9uc2USPQoHcmVzdWx0cxgBIAMoCzIsLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZHNSZXNwb25zZS5SZXN1bHQaRwoGUmVzdWx0EhgKDmF1ZGl0X2V2ZW50X2lkGAEgASgJSAASGAoOaW52YWxpZF9yZWFzb24YAiABKAlIAEIJCgdvdXRjb21lIv0BChZMaXN0QXVkaXRFdmVudHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSDQoFcm91dGUYBSABKAkSEgoKbWluX3N0YXR1cxgGIAEoBRISCgptYXhfc3RhdHVzGAcgASgFEi4KCnN0YXJ0X3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJmChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIyCgxhdWRpdF9ldmVudHMYASADKAsyHC5zdWJkYXRhLmF1ZGl0LnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMrACCgxBdWRpdFNlcnZpY2USVwoKUmVjb3JkUmVhZBIjLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZFJlcXVlc3QaJC5zdWJkYXRhLmF1ZGl0LnYxLlJlY29yZFJlYWRSZXNwb25zZRJaCgtSZWNvcmRSZWFkcxIkLnN1YmRhdGEuYXVkaXQudjEuUmVjb3JkUmVhZHNSZXF1ZXN0GiUuc3ViZGF0YS5hdWRpdC52MS5SZWNvcmRSZWFkc1Jlc3BvbnNlEmsKD0xpc3RBdWRpdEV2ZW50cxIoLnN1YmRhdGEuYXVkaXQudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBopLnN1YmRhdGEuYXVkaXQudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_subdata_audit_v1_audit_event]);
 
 /**
  * RecordReadRequest is the event to record (see AuditEvent for the fields).
@@ -255,6 +255,42 @@ export type ListAuditEventsRequest = Message<"subdata.audit.v1.ListAuditEventsRe
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
+
+  /**
+   * Only events of this route template, exactly as recorded (e.g. "/v1/subscriptions/{id}"); empty for
+   * all routes.
+   *
+   * @generated from field: string route = 5;
+   */
+  route: string;
+
+  /**
+   * Only events whose HTTP status is at least this (100–599); 0 for no lower bound.
+   *
+   * @generated from field: int32 min_status = 6;
+   */
+  minStatus: number;
+
+  /**
+   * Only events whose HTTP status is at most this (100–599, not below min_status); 0 for no upper bound.
+   *
+   * @generated from field: int32 max_status = 7;
+   */
+  maxStatus: number;
+
+  /**
+   * Only events that occurred at or after this instant; unset for no lower bound.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 8;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * Only events that occurred before this instant (after start_time); unset for no upper bound.
+   *
+   * @generated from field: google.protobuf.Timestamp end_time = 9;
+   */
+  endTime?: Timestamp | undefined;
 };
 
 /**
@@ -325,7 +361,8 @@ export const AuditService: GenService<{
     output: typeof RecordReadsResponseSchema;
   },
   /**
-   * ListAuditEvents pages through a merchant's audit events, oldest first.
+   * ListAuditEvents pages through a merchant's audit events, oldest first, optionally only those of one
+   * key, one route, a range of statuses and a time range.
    *
    * @generated from rpc subdata.audit.v1.AuditService.ListAuditEvents
    */

@@ -4,8 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Attempt, Delivery, DeliveryStatus } from "./delivery_pb.ts";
 import { file_subdata_webhook_v1_delivery } from "./delivery_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/webhook/v1/delivery_service.proto.
  */
 export const file_subdata_webhook_v1_delivery_service: GenFile = /*@__PURE__*/
-  fileDesc("CilzdWJkYXRhL3dlYmhvb2svdjEvZGVsaXZlcnlfc2VydmljZS5wcm90bxISc3ViZGF0YS53ZWJob29rLnYxIpwBChVMaXN0RGVsaXZlcmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSMgoGc3RhdHVzGAMgASgOMiIuc3ViZGF0YS53ZWJob29rLnYxLkRlbGl2ZXJ5U3RhdHVzEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJImMKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USMAoKZGVsaXZlcmllcxgBIAMoCzIcLnN1YmRhdGEud2ViaG9vay52MS5EZWxpdmVyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZgoTTGlzdEF0dGVtcHRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJeChRMaXN0QXR0ZW1wdHNSZXNwb25zZRItCghhdHRlbXB0cxgBIAMoCzIbLnN1YmRhdGEud2ViaG9vay52MS5BdHRlbXB0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJQChJSZXNlbmRFdmVudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkiRQoTUmVzZW5kRXZlbnRSZXNwb25zZRIuCghkZWxpdmVyeRgBIAEoCzIcLnN1YmRhdGEud2ViaG9vay52MS5EZWxpdmVyeSKdAQoTUmVwbGF5RXZlbnRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIuCgpzdGFydF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiLwoUUmVwbGF5RXZlbnRzUmVzcG9uc2USFwoPc2NoZWR1bGVkX2NvdW50GAEgASgFMrEDChZXZWJob29rRGVsaXZlcnlTZXJ2aWNlEmwKDkxpc3REZWxpdmVyaWVzEikuc3ViZGF0YS53ZWJob29rLnYxLkxpc3REZWxpdmVyaWVzUmVxdWVzdBoqLnN1YmRhdGEud2ViaG9vay52MS5MaXN0RGVsaXZlcmllc1Jlc3BvbnNlIgOQAgESZgoMTGlzdEF0dGVtcHRzEicuc3ViZGF0YS53ZWJob29rLnYxLkxpc3RBdHRlbXB0c1JlcXVlc3QaKC5zdWJkYXRhLndlYmhvb2sudjEuTGlzdEF0dGVtcHRzUmVzcG9uc2UiA5ACARJeCgtSZXNlbmRFdmVudBImLnN1YmRhdGEud2ViaG9vay52MS5SZXNlbmRFdmVudFJlcXVlc3QaJy5zdWJkYXRhLndlYmhvb2sudjEuUmVzZW5kRXZlbnRSZXNwb25zZRJhCgxSZXBsYXlFdmVudHMSJy5zdWJkYXRhLndlYmhvb2sudjEuUmVwbGF5RXZlbnRzUmVxdWVzdBooLnN1YmRhdGEud2ViaG9vay52MS5SZXBsYXlFdmVudHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_subdata_webhook_v1_delivery]);
+  fileDesc("CilzdWJkYXRhL3dlYmhvb2svdjEvZGVsaXZlcnlfc2VydmljZS5wcm90bxISc3ViZGF0YS53ZWJob29rLnYxIpwBChVMaXN0RGVsaXZlcmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSMgoGc3RhdHVzGAMgASgOMiIuc3ViZGF0YS53ZWJob29rLnYxLkRlbGl2ZXJ5U3RhdHVzEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJImMKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USMAoKZGVsaXZlcmllcxgBIAMoCzIcLnN1YmRhdGEud2ViaG9vay52MS5EZWxpdmVyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZgoTTGlzdEF0dGVtcHRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJeChRMaXN0QXR0ZW1wdHNSZXNwb25zZRItCghhdHRlbXB0cxgBIAMoCzIbLnN1YmRhdGEud2ViaG9vay52MS5BdHRlbXB0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJQChJSZXNlbmRFdmVudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkiRQoTUmVzZW5kRXZlbnRSZXNwb25zZRIuCghkZWxpdmVyeRgBIAEoCzIcLnN1YmRhdGEud2ViaG9vay52MS5EZWxpdmVyeSKdAQoTUmVwbGF5RXZlbnRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIuCgpzdGFydF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiLwoUUmVwbGF5RXZlbnRzUmVzcG9uc2USFwoPc2NoZWR1bGVkX2NvdW50GAEgASgFIkYKGlN1bW1hcml6ZURlbGl2ZXJpZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJIogDChtTdW1tYXJpemVEZWxpdmVyaWVzUmVzcG9uc2USLgoKc3RhcnRfdGltZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkMKBWhvdXJzGAMgAygLMjQuc3ViZGF0YS53ZWJob29rLnYxLlN1bW1hcml6ZURlbGl2ZXJpZXNSZXNwb25zZS5Ib3VyGsUBCgRIb3VyEi4KCnN0YXJ0X3RpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3N1Y2NlZWRlZF9jb3VudBgCIAEoBRIUCgxmYWlsZWRfY291bnQYAyABKAUSLgoLbGF0ZW5jeV9wNTAYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoLbGF0ZW5jeV9wOTUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24yrgQKFldlYmhvb2tEZWxpdmVyeVNlcnZpY2USbAoOTGlzdERlbGl2ZXJpZXMSKS5zdWJkYXRhLndlYmhvb2sudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0Giouc3ViZGF0YS53ZWJob29rLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2UiA5ACARJmCgxMaXN0QXR0ZW1wdHMSJy5zdWJkYXRhLndlYmhvb2sudjEuTGlzdEF0dGVtcHRzUmVxdWVzdBooLnN1YmRhdGEud2ViaG9vay52MS5MaXN0QXR0ZW1wdHNSZXNwb25zZSIDkAIBEl4KC1Jlc2VuZEV2ZW50EiYuc3ViZGF0YS53ZWJob29rLnYxLlJlc2VuZEV2ZW50UmVxdWVzdBonLnN1YmRhdGEud2ViaG9vay52MS5SZXNlbmRFdmVudFJlc3BvbnNlEmEKDFJlcGxheUV2ZW50cxInLnN1YmRhdGEud2ViaG9vay52MS5SZXBsYXlFdmVudHNSZXF1ZXN0Giguc3ViZGF0YS53ZWJob29rLnYxLlJlcGxheUV2ZW50c1Jlc3BvbnNlEnsKE1N1bW1hcml6ZURlbGl2ZXJpZXMSLi5zdWJkYXRhLndlYmhvb2sudjEuU3VtbWFyaXplRGVsaXZlcmllc1JlcXVlc3QaLy5zdWJkYXRhLndlYmhvb2sudjEuU3VtbWFyaXplRGVsaXZlcmllc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_subdata_webhook_v1_delivery]);
 
 /**
  * ListDeliveriesRequest selects one page of an endpoint's deliveries.
@@ -283,6 +283,118 @@ export const ReplayEventsResponseSchema: GenMessage<ReplayEventsResponse> = /*@_
   messageDesc(file_subdata_webhook_v1_delivery_service, 7);
 
 /**
+ * SummarizeDeliveriesRequest names the endpoint; the window is always the last 24 hours.
+ *
+ * @generated from message subdata.webhook.v1.SummarizeDeliveriesRequest
+ */
+export type SummarizeDeliveriesRequest = Message<"subdata.webhook.v1.SummarizeDeliveriesRequest"> & {
+  /**
+   * Required. The tenant.
+   *
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+};
+
+/**
+ * Describes the message subdata.webhook.v1.SummarizeDeliveriesRequest.
+ * Use `create(SummarizeDeliveriesRequestSchema)` to create a new message.
+ */
+export const SummarizeDeliveriesRequestSchema: GenMessage<SummarizeDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_subdata_webhook_v1_delivery_service, 8);
+
+/**
+ * SummarizeDeliveriesResponse is 24 hourly buckets, oldest first; the last is the current hour, so far.
+ *
+ * @generated from message subdata.webhook.v1.SummarizeDeliveriesResponse
+ */
+export type SummarizeDeliveriesResponse = Message<"subdata.webhook.v1.SummarizeDeliveriesResponse"> & {
+  /**
+   * The start of the first hour: 23 hours before the start of the current one.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 1;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * When the summary was made (the end of the last, partial hour).
+   *
+   * @generated from field: google.protobuf.Timestamp end_time = 2;
+   */
+  endTime?: Timestamp | undefined;
+
+  /**
+   * Exactly 24, oldest first, hours without attempts included (with zero counts).
+   *
+   * @generated from field: repeated subdata.webhook.v1.SummarizeDeliveriesResponse.Hour hours = 3;
+   */
+  hours: SummarizeDeliveriesResponse_Hour[];
+};
+
+/**
+ * Describes the message subdata.webhook.v1.SummarizeDeliveriesResponse.
+ * Use `create(SummarizeDeliveriesResponseSchema)` to create a new message.
+ */
+export const SummarizeDeliveriesResponseSchema: GenMessage<SummarizeDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_subdata_webhook_v1_delivery_service, 9);
+
+/**
+ * One hour of attempts.
+ *
+ * @generated from message subdata.webhook.v1.SummarizeDeliveriesResponse.Hour
+ */
+export type SummarizeDeliveriesResponse_Hour = Message<"subdata.webhook.v1.SummarizeDeliveriesResponse.Hour"> & {
+  /**
+   * The start of the hour (UTC, on the hour).
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 1;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * Attempts that started in the hour and were answered with a 2xx.
+   *
+   * @generated from field: int32 succeeded_count = 2;
+   */
+  succeededCount: number;
+
+  /**
+   * Attempts that started in the hour and were not (another status, a timeout, a refused connection…).
+   *
+   * @generated from field: int32 failed_count = 3;
+   */
+  failedCount: number;
+
+  /**
+   * The median latency of the hour's attempts; unset when there was none.
+   *
+   * @generated from field: google.protobuf.Duration latency_p50 = 4;
+   */
+  latencyP50?: Duration | undefined;
+
+  /**
+   * The 95th percentile latency of the hour's attempts; unset when there was none.
+   *
+   * @generated from field: google.protobuf.Duration latency_p95 = 5;
+   */
+  latencyP95?: Duration | undefined;
+};
+
+/**
+ * Describes the message subdata.webhook.v1.SummarizeDeliveriesResponse.Hour.
+ * Use `create(SummarizeDeliveriesResponse_HourSchema)` to create a new message.
+ */
+export const SummarizeDeliveriesResponse_HourSchema: GenMessage<SummarizeDeliveriesResponse_Hour> = /*@__PURE__*/
+  messageDesc(file_subdata_webhook_v1_delivery_service, 9, 0);
+
+/**
  * WebhookDeliveryService shows what was delivered and re-sends events.
  *
  * @generated from service subdata.webhook.v1.WebhookDeliveryService
@@ -328,6 +440,17 @@ export const WebhookDeliveryService: GenService<{
     methodKind: "unary";
     input: typeof ReplayEventsRequestSchema;
     output: typeof ReplayEventsResponseSchema;
+  },
+  /**
+   * SummarizeDeliveries counts an endpoint's attempts hour by hour over the last 24 hours, succeeded
+   * and failed, with their latency: what a chart of the endpoint's health needs, in one call.
+   *
+   * @generated from rpc subdata.webhook.v1.WebhookDeliveryService.SummarizeDeliveries
+   */
+  summarizeDeliveries: {
+    methodKind: "unary";
+    input: typeof SummarizeDeliveriesRequestSchema;
+    output: typeof SummarizeDeliveriesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_subdata_webhook_v1_delivery_service, 0);
