@@ -99,6 +99,7 @@ const sha256Hex = (): string => randomBytes(32).toString("hex");
 export const placeholderSecrets: Readonly<Record<string, string>> = {
   DATABASE_URL: "postgres://subdata_role@postgres.example:5432/subdata",
   SUBDATA_GATEWAY_TOKEN: generated(),
+  SUBDATA_CONSOLE_TOKEN: generated(),
   // Two hashes each, as during a rotation, so the list's validation runs too.
   SUBDATA_GATEWAY_TOKEN_SHA256: `${sha256Hex()},${sha256Hex()}`,
   SUBDATA_CONSOLE_TOKEN_SHA256: `${sha256Hex()},${sha256Hex()}`,
