@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { type AuditService, type RecordReadRequest, RecordReadRequestSchema } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
-import { createGroupCommitWriter, dateToTimestamp } from "@subdata/runtime";
+import { createGroupCommitWriter, dateToTimestamp, type OverloadReason } from "@subdata/runtime";
 
 /**
  * Records authenticated reads with AuditService.RecordReads, group-committed across requests: the
@@ -9,6 +9,10 @@ import { createGroupCommitWriter, dateToTimestamp } from "@subdata/runtime";
  * that one answered (no timer, so a lone read goes at once). Each request still waits until its own
  * read is durable: the gateway awaits the returned promise before sending the response, and a
  * rejection means the read must not be served (the caller answers 503).
+ *
+ * Bounded: when the auth service or its database is slow, reads do not pile up until the heap dies.
+ * Past maxQueued waiting reads a read is refused at once, and a read not recorded within maxWaitMs is
+ * refused then (AuditOverloadError): either way the caller answers 503 and sends no data.
  *
  * Why batch: one RPC per page cost the gateway and the auth service about a millisecond of CPU each
  * per request; one call per batch costs that once per batch (docs/benchmarks.md).
@@ -34,6 +38,21 @@ export interface AuditEntry {
 
 export type RecordAudit = (entry: AuditEntry) => Promise<void>;
 
+/** Why a read could not be audited: its queue was full, it waited past its deadline, or the write failed. */
+export type AuditRefusal = OverloadReason | "failed";
+
+/** The rejection of a read refused by the recorder's bounds (never sent to the auth service). */
+class AuditOverloadError extends Error {
+  constructor(readonly reason: OverloadReason) {
+    super(reason === "queue_full" ? "audit queue full" : "audit record not written in time");
+    this.name = "AuditOverloadError";
+  }
+}
+
+export function auditRefusalOf(error: unknown): AuditRefusal {
+  return error instanceof AuditOverloadError ? error.reason : "failed";
+}
+
 export interface AuditRecorderDeps {
   audit: Client<typeof AuditService>;
   timeoutMs: number;
@@ -41,6 +60,10 @@ export interface AuditRecorderDeps {
   maxBatchSize?: number;
   /** Called after every RecordReads call with its number of reads, for metrics. */
   onFlush?: (outcome: { size: number; ok: boolean }) => void;
+  /** Reads waiting at most (besides the call in flight); beyond, a read is refused at once (SUBDATA_AUDIT_QUEUE_MAX). */
+  maxQueued: number;
+  /** A read not recorded within this is refused (SUBDATA_AUDIT_QUEUE_WAIT_MS). */
+  maxWaitMs: number;
 }
 
 function readRequest(entry: AuditEntry): RecordReadRequest {
@@ -78,6 +101,9 @@ export function createAuditRecorder(deps: AuditRecorderDeps): RecordAudit {
   const writer = createGroupCommitWriter<RecordReadRequest>({
     maxBatchSize: deps.maxBatchSize ?? 256,
     ...(deps.onFlush ? { onFlush: deps.onFlush } : {}),
+    maxQueued: deps.maxQueued,
+    maxWaitMs: deps.maxWaitMs,
+    overloadedError: (reason) => new AuditOverloadError(reason),
     async flush(reads) {
       if (Date.now() < singleReadsUntil) return oneByOne(reads);
       // One call serves many requests; it carries the trace context of the request that started it.

@@ -63,6 +63,15 @@ export const gatewayConfigShape = {
   /** Responses smaller than this are never compressed (gzip costs more than it saves). */
   SUBDATA_GZIP_THRESHOLD_BYTES: env.positiveInt(1_024),
   SUBDATA_TRUST_PROXY: trustProxy(),
+  /**
+   * Reads waiting for their audit record in this gateway (the RecordReads call in flight aside); a read
+   * beyond answers 503 at once, with no data. Bounds the memory a slow auth service can make us hold.
+   */
+  SUBDATA_AUDIT_QUEUE_MAX: env.positiveInt(4_096),
+  /** How long a read may wait for its audit record; past it, 503 with no data (never served unaudited). */
+  SUBDATA_AUDIT_QUEUE_WAIT_MS: env.positiveInt(2_000),
+  /** Query calls waiting for one of the gateway's query slots; beyond, 503 at once. */
+  SUBDATA_QUERY_QUEUE_MAX: env.positiveInt(1_024),
   /** Long-polling feed reads (GET /v1/events with wait) open at once in this gateway; beyond, 503. */
   SUBDATA_FEED_MAX_WAITING: env.positiveInt(1_000),
   /** Long-polling feed reads one API key may have open in this gateway; beyond, 429. */

@@ -28,6 +28,7 @@ const upstream = createUpstreamClients({
   queryUrl: config.SUBDATA_QUERY_URL,
   authUrl: config.SUBDATA_AUTH_URL,
   serviceToken: config.SUBDATA_GATEWAY_TOKEN,
+  queryQueueMax: config.SUBDATA_QUERY_QUEUE_MAX,
   interceptors: [sendTraceContext(trace, tracing)],
   metrics,
 });

@@ -2,6 +2,7 @@ import { type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "@opentelemetry/semantic-conventions";
 import { Counter, type HealthState, Histogram, LATENCY_BUCKETS, type Registry, type TraceScope, type Tracing } from "@subdata/runtime";
 import type { FastifyRequest } from "fastify";
+import type { AuditRefusal } from "./audit-recorder.ts";
 import type { Gateway } from "./server.ts";
 
 /** Kubernetes probe paths, outside /api/v1: no key, no rate limit, no audit record. */
@@ -58,13 +59,16 @@ export interface AuditObserver {
   waited(seconds: number): void;
   /** One RecordReads call carried `size` reads. */
   flushed(outcome: { size: number; ok: boolean }): void;
+  /** A response answered 503 instead of its data because its read could not be audited. */
+  refused(reason: AuditRefusal): void;
 }
 
 /**
  * subdata_gateway_audit_wait_seconds (each response's wait for its audit record: the batch in flight,
  * then its own) and subdata_gateway_audit_batch_reads (reads per RecordReads call, by outcome): with
  * subdata_gateway_upstream_queue_seconds and subdata_rpc_client_duration_seconds they split an edge
- * latency into its steps.
+ * latency into its steps. subdata_gateway_audit_refused_total counts the 503s an unrecordable read
+ * caused, by reason (the queue's bounds, or the write failing).
  */
 export function auditMetrics(registry: Registry): AuditObserver {
   const wait = new Histogram({
@@ -80,7 +84,15 @@ export function auditMetrics(registry: Registry): AuditObserver {
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [registry],
   });
+  const refusals = new Counter({
+    name: "subdata_gateway_audit_refused_total",
+    help: "Responses answered 503 because their read could not be audited, by reason (queue_full, deadline, failed)",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  for (const reason of ["queue_full", "deadline", "failed"]) refusals.inc({ reason }, 0);
   return {
+    refused: (reason) => refusals.inc({ reason }),
     waited: (seconds) => wait.observe(seconds),
     // "ok" | "error", as the auth service's subdata_audit_batch_size.
     flushed: ({ size, ok }) => batch.observe({ outcome: ok ? "ok" : "error" }, size),

@@ -22,6 +22,15 @@ describe("the per-key token bucket", () => {
     expect(rateLimiter.policy).toBe('"default";q=3;w=1');
   });
 
+  it("keeps at most maxBuckets buckets: a bucket pushed out by other keys comes back full", () => {
+    const rateLimiter = createRateLimiter({ quota: 1, windowSeconds: 3_600, now: () => 0, maxBuckets: 4 });
+    expect(rateLimiter.take("key_a").allowed).toBe(true);
+    expect(rateLimiter.take("key_a").allowed).toBe(false);
+    // Four other keys fill the bound; key_a's empty bucket is forgotten, not kept beside them.
+    for (const key of ["key_b", "key_c", "key_d", "key_e"]) rateLimiter.take(key);
+    expect(rateLimiter.take("key_a").allowed).toBe(true);
+  });
+
   it("keeps each key's bucket apart", () => {
     const { rateLimiter } = limiter(1, 1);
     expect(rateLimiter.take("key_a").allowed).toBe(true);

@@ -6,7 +6,7 @@ import type { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_servi
 import type { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import type { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import type { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import type { HealthState, Logger, Registry, TraceScope, Tracing } from "@subdata/runtime";
+import { createHealthState, type HealthState, type Logger, type Registry, type TraceScope, type Tracing } from "@subdata/runtime";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -17,7 +17,7 @@ import Fastify, {
   type RawServerDefault,
 } from "fastify";
 import type { ApiKeyCache } from "./api-key-cache.ts";
-import { createAuditRecorder } from "./audit-recorder.ts";
+import { auditRefusalOf, createAuditRecorder } from "./audit-recorder.ts";
 import { createAuthFailureLimiter } from "./auth-failure-limiter.ts";
 import { createAuthenticate } from "./authenticate.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -58,6 +58,8 @@ export type GatewaySettings = Pick<
   | "SUBDATA_AUTH_FAILURE_MAX_CLIENTS"
   | "SUBDATA_FEED_MAX_WAITING"
   | "SUBDATA_FEED_MAX_WAITING_PER_KEY"
+  | "SUBDATA_AUDIT_QUEUE_MAX"
+  | "SUBDATA_AUDIT_QUEUE_WAIT_MS"
 >;
 
 export interface GatewayDeps {
@@ -129,7 +131,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
   const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, failures: authFailures, logger, timeoutMs });
   const auditObserver = deps.metrics ? auditMetrics(deps.metrics) : undefined;
-  const recordAudit = createAuditRecorder({ audit: clients.audit, timeoutMs, ...(auditObserver ? { onFlush: auditObserver.flushed } : {}) });
+  const recordAudit = createAuditRecorder({
+    audit: clients.audit,
+    timeoutMs,
+    maxQueued: config.SUBDATA_AUDIT_QUEUE_MAX,
+    maxWaitMs: config.SUBDATA_AUDIT_QUEUE_WAIT_MS,
+    ...(auditObserver ? { onFlush: auditObserver.flushed } : {}),
+  });
   const waitingReads =
     deps.waitingReads ?? createWaitingReads({ maxTotal: config.SUBDATA_FEED_MAX_WAITING, maxPerKey: config.SUBDATA_FEED_MAX_WAITING_PER_KEY });
   const rateLimiter = createRateLimiter({
@@ -206,7 +214,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return payload;
     } catch (error) {
       // No audit record, no data.
-      request.log.error({ err: error }, "audit record failed; answering 503");
+      const reason = auditRefusalOf(error);
+      auditObserver?.refused(reason);
+      request.log.error({ err: error, reason }, "audit record failed; answering 503");
       return problemPayload(reply, request, new ProblemError("unavailable"));
     }
   });
@@ -244,7 +254,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   // Routes are registered as plugins so that they are added after @fastify/compress, whose onRoute
   // hook attaches compression to each route as it is declared.
-  registerProbes(app, deps.health ?? { serving: true, setServing() {}, changed: () => new Promise(() => {}) });
+  registerProbes(app, deps.health ?? createHealthState());
   const openApiDocument = JSON.stringify(createOpenApiDocument());
   app.register(async (root) => {
     root.route({

@@ -33,6 +33,8 @@ export function createUpstreamClients(options: {
   interceptors?: Interceptor[];
   /** Bound on concurrent query calls (upstream-limit.ts); DEFAULT_QUERY_CONCURRENCY when omitted. */
   queryConcurrency?: number;
+  /** Query calls waiting for a slot at most (SUBDATA_QUERY_QUEUE_MAX); beyond, RESOURCE_EXHAUSTED (503). Unbounded when omitted. */
+  queryQueueMax?: number;
   /**
    * When given: subdata_rpc_client_* per RPC (the call alone) and subdata_gateway_upstream_queue_seconds
    * (the wait for a query slot), so an edge latency splits into queueing, the call, and the rest.
@@ -52,7 +54,11 @@ export function createUpstreamClients(options: {
       })
     : undefined;
   const query = transport(options.queryUrl, [
-    limitConcurrency(options.queryConcurrency ?? DEFAULT_QUERY_CONCURRENCY, queueWait && ((seconds) => queueWait.observe({ upstream: "query" }, seconds))),
+    limitConcurrency(
+      options.queryConcurrency ?? DEFAULT_QUERY_CONCURRENCY,
+      queueWait && ((seconds) => queueWait.observe({ upstream: "query" }, seconds)),
+      options.queryQueueMax,
+    ),
   ]);
   const waitingQuery = transport(options.queryUrl);
   const auth = transport(options.authUrl);

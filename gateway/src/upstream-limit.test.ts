@@ -13,7 +13,7 @@ function deferred() {
   return { promise, resolve, reject };
 }
 
-function harness(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void) {
+function harness(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void, maxWaiting?: number) {
   const started: string[] = [];
   const pending = new Map<string, ReturnType<typeof deferred>>();
   const next = async (request: UnaryRequest): Promise<UnaryResponse> => {
@@ -24,7 +24,7 @@ function harness(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void
     await call.promise;
     return { message: name } as unknown as UnaryResponse;
   };
-  const call = limitConcurrency(maxInFlight, onAdmitted)(next as never) as (request: UnaryRequest) => Promise<UnaryResponse>;
+  const call = limitConcurrency(maxInFlight, onAdmitted, maxWaiting)(next as never) as (request: UnaryRequest) => Promise<UnaryResponse>;
   const request = (name: string, signal = new AbortController().signal) => call({ header: new Headers({ name }), signal } as unknown as UnaryRequest);
   return { started, pending, request };
 }
@@ -88,6 +88,26 @@ describe("limitConcurrency", () => {
     await turn();
     pending.get("e")!.resolve();
     await Promise.all([fourth, fifth]);
+  });
+
+  it("refuses a call at once with RESOURCE_EXHAUSTED when maxWaiting calls already wait, and queues again once one was admitted", async () => {
+    const { started, pending, request } = harness(1, undefined, 2);
+    const admitted = [request("a"), request("b"), request("c")];
+    await turn();
+    // "a" runs, "b" and "c" fill the queue: "d" never reaches the upstream.
+    await expect(request("d")).rejects.toSatisfy((error) => ConnectError.from(error).code === Code.ResourceExhausted);
+    expect(started).toEqual(["a"]);
+    pending.get("a")!.resolve();
+    await turn();
+    // "b" took the slot, so there is room in the queue again.
+    const e = request("e");
+    await turn();
+    for (const name of ["b", "c", "e"]) {
+      pending.get(name)?.resolve();
+      await turn();
+    }
+    await Promise.all([...admitted, e]);
+    expect(started).toEqual(["a", "b", "c", "e"]);
   });
 
   it("refuses a bound that is not a positive integer", () => {

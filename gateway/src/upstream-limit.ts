@@ -11,10 +11,14 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
  * fraction of the time, and a call that waits past its deadline gives up before costing the
  * upstream anything.
  *
+ * The queue is bounded too (`maxWaiting`, SUBDATA_QUERY_QUEUE_MAX): a call beyond it fails at once with
+ * RESOURCE_EXHAUSTED (the gateway answers 503) instead of holding its request in memory; a waiting call
+ * already gives up at its deadline or when its caller goes away.
+ *
  * Only for unary calls: the slot is released when the response message has arrived. `onAdmitted`
  * gets each call's wait for its slot in seconds (0 when one was free), for the queue metric.
  */
-export function limitConcurrency(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void): Interceptor {
+export function limitConcurrency(maxInFlight: number, onAdmitted?: (waitSeconds: number) => void, maxWaiting = Number.POSITIVE_INFINITY): Interceptor {
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new Error(`maxInFlight must be a positive integer, got ${maxInFlight}`);
   let inFlight = 0;
   // Each waiter is handed a slot directly by release(), so inFlight never dips while calls wait.
@@ -50,6 +54,7 @@ export function limitConcurrency(maxInFlight: number, onAdmitted?: (waitSeconds:
       inFlight++;
       onAdmitted?.(0);
     } else {
+      if (waiting.size >= maxWaiting) throw new ConnectError("too many upstream calls waiting in this gateway", Code.ResourceExhausted);
       const queuedAt = performance.now();
       await waitForSlot(request.signal);
       onAdmitted?.((performance.now() - queuedAt) / 1000);

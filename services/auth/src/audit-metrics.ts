@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from "@subdata/runtime";
+import { Counter, Histogram, type OverloadReason, type Registry } from "@subdata/runtime";
 
 /**
  * Group-commit audit metrics, fed by the writer's onFlush hook: batch sizes (how much group commit
@@ -35,4 +35,16 @@ export function createAuditFlushMetrics(registry: Registry): (outcome: { size: n
     flushes.inc({ outcome });
     records.inc({ outcome }, size);
   };
+}
+
+/** subdata_audit_refused_total: audit records refused by the writer's bounds (queue_full, deadline); each is a 503 at the gateway. */
+export function createAuditRefusalMetric(registry: Registry): (reason: OverloadReason) => void {
+  const refused = new Counter({
+    name: "subdata_audit_refused_total",
+    help: "Audit records refused by the writer's bounds, by reason (queue_full, deadline): each read answered 503",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  for (const reason of ["queue_full", "deadline"]) refused.inc({ reason }, 0);
+  return (reason) => refused.inc({ reason });
 }

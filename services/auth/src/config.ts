@@ -1,7 +1,9 @@
-import { env, loadConfig, natsCredentialShape, natsCredentials } from "@subdata/runtime";
+import { env, loadConfig, natsCredentialShape, natsCredentials, healthConfigShape } from "@subdata/runtime";
 import { z } from "zod";
 
 export const authConfigShape = {
+  /** SUBDATA_HEALTH_MAX_WATCHES: grpc.health.v1 Watch streams open at once. */
+  ...healthConfigShape,
   HOST: env.host(),
   PORT: env.port(8092),
   /** Prometheus /metrics (plain HTTP/1.1); 0 picks a free port. */
@@ -24,6 +26,10 @@ export const authConfigShape = {
     .default("nats://127.0.0.1:4222"),
   /** NATS_USER, NATS_PASSWORD (and NODE_ENV, which makes them required): auth's own NATS user, which may only publish revocations. */
   ...natsCredentialShape,
+  /** Audit rows waiting for their INSERT at most (besides the one running); a RecordRead(s) beyond is UNAVAILABLE at once. */
+  SUBDATA_AUDIT_QUEUE_MAX: env.positiveInt(8_192),
+  /** An audit row not committed within this makes its RecordRead(s) UNAVAILABLE (the gateway answers 503, no data). */
+  SUBDATA_AUDIT_QUEUE_WAIT_MS: env.positiveInt(2_000),
   /** Failed authentications (security_events) older than this are purged hourly; the database refuses less than 1. */
   SUBDATA_SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
 };

@@ -1,4 +1,4 @@
-import { createPageTokenCodec, type Logger, type Queryable } from "@subdata/runtime";
+import { createPageTokenCodec, type Logger, type OverloadReason, type Queryable } from "@subdata/runtime";
 import { createApiKeyRepository } from "./api-key-repository.ts";
 import { createAuditRepository } from "./audit-repository.ts";
 import { createAuditWriter, type AuditWriter } from "./audit-writer.ts";
@@ -23,6 +23,11 @@ export interface AuthDependencyOptions {
   securityEventRetentionDays?: number;
   /** Called after every audit flush (metrics, tests). */
   onAuditFlush?: (outcome: { size: number; ok: boolean }) => void;
+  /** SUBDATA_AUDIT_QUEUE_MAX, SUBDATA_AUDIT_QUEUE_WAIT_MS: the audit writer's bounds (audit-writer.ts). */
+  auditMaxQueued?: number;
+  auditMaxWaitMs?: number;
+  /** Called once per audit record refused by those bounds (metrics). */
+  onAuditRefused?: (reason: OverloadReason) => void;
 }
 
 export interface AuthDependencies extends AuthRouteDeps {
@@ -43,6 +48,9 @@ export function createAuthDependencies(options: AuthDependencyOptions): AuthDepe
     logger: options.logger,
     maxBatchSize: options.auditMaxBatchSize,
     onFlush: options.onAuditFlush,
+    maxQueued: options.auditMaxQueued,
+    maxWaitMs: options.auditMaxWaitMs,
+    onRefused: options.onAuditRefused,
   });
   const securityEvents = createSecurityEventRepository(options.db);
   const securityLog = createSecurityLog({ repository: securityEvents, logger: options.logger });

@@ -35,4 +35,40 @@ describe("the last-used tracker", () => {
     tracker.touch("key_a");
     expect(calls).toBe(2);
   });
+
+  it("remembers at most maxTracked keys: a new key beyond is skipped until older ones are a minute old", () => {
+    let now = 0;
+    const touched: string[] = [];
+    const tracker = createLastUsedTracker({ repository: { touchLastUsed: async (id) => void touched.push(id) }, logger, now: () => now, maxTracked: 3 });
+    for (const id of ["key_a", "key_b", "key_c", "key_d"]) tracker.touch(id);
+    expect(touched).toEqual(["key_a", "key_b", "key_c"]);
+    expect(tracker.tracked).toBe(3);
+    now = 60_000;
+    tracker.touch("key_d");
+    expect(touched).toEqual(["key_a", "key_b", "key_c", "key_d"]);
+    expect(tracker.tracked).toBe(1);
+  });
+
+  it("runs at most maxInFlight updates at once: a touch beyond is skipped and tried again at the key's next authentication", async () => {
+    const finish: Array<() => void> = [];
+    const touched: string[] = [];
+    const tracker = createLastUsedTracker({
+      repository: {
+        touchLastUsed: (id) =>
+          new Promise<void>((resolve) => {
+            touched.push(id);
+            finish.push(resolve);
+          }),
+      },
+      logger,
+      now: () => 0,
+      maxInFlight: 2,
+    });
+    for (const id of ["key_a", "key_b", "key_c"]) tracker.touch(id);
+    expect(touched).toEqual(["key_a", "key_b"]);
+    for (const done of finish.splice(0)) done();
+    await new Promise((resolve) => setImmediate(resolve));
+    tracker.touch("key_c");
+    expect(touched).toEqual(["key_a", "key_b", "key_c"]);
+  });
 });

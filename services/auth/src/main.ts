@@ -8,7 +8,7 @@ import {
   startMetricsServer,
   callerCredentialsFrom,
 } from "@subdata/runtime";
-import { createAuditFlushMetrics } from "./audit-metrics.ts";
+import { createAuditFlushMetrics, createAuditRefusalMetric } from "./audit-metrics.ts";
 import { loadAuthConfig } from "./config.ts";
 import { authServiceNames } from "./routes.ts";
 import { createAuthDependencies } from "./dependencies.ts";
@@ -34,9 +34,12 @@ const dependencies = createAuthDependencies({
   acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   revocations,
   onAuditFlush: createAuditFlushMetrics(metrics),
+  auditMaxQueued: config.SUBDATA_AUDIT_QUEUE_MAX,
+  auditMaxWaitMs: config.SUBDATA_AUDIT_QUEUE_WAIT_MS,
+  onAuditRefused: createAuditRefusalMetric(metrics),
   securityEventRetentionDays: config.SUBDATA_SECURITY_EVENT_RETENTION_DAYS,
 });
-const health = createHealthState();
+const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
 const server = createAuthServer({
   ...dependencies,
   callers: callerCredentialsFrom(config, authServiceNames),

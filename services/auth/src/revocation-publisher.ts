@@ -19,12 +19,16 @@ export interface ApiKeyRevocation {
  * the NATS server has confirmed them (a flush round-trip), or the process stops. Core NATS is
  * fire-and-forget, so a gateway that is disconnected at that moment misses the event; that is why
  * gateways also cap how long they cache a verified key, and a missed event converges within that cap.
- * Duplicates (a retry after an unconfirmed publish) are harmless: eviction is idempotent.
+ * Duplicates (a retry after an unconfirmed publish) are harmless: eviction is idempotent. The queue is
+ * bounded (maxPending): during a long NATS outage the oldest events are dropped first, which costs
+ * nothing the key cache's TTL does not already cover.
  *
  * This is the only module of the auth service that talks to NATS.
  */
 export interface RevocationPublisher {
   publish(revocation: ApiKeyRevocation): void;
+  /** Events waiting to be confirmed (for tests and metrics). */
+  readonly queued: number;
   /** Stops retrying after one last attempt, and closes the connection. */
   close(): Promise<void>;
 }
@@ -39,6 +43,8 @@ export interface NatsRevocationPublisherOptions {
   retryDelayMs?: number;
   /** How long to wait for the server to confirm a publish (default 2 s). */
   confirmTimeoutMs?: number;
+  /** Events queued at most while NATS is unreachable (default 10,000); the oldest go first. */
+  maxPending?: number;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -52,7 +58,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export function createNatsRevocationPublisher(options: NatsRevocationPublisherOptions): RevocationPublisher {
   const retryDelayMs = options.retryDelayMs ?? 1_000;
   const confirmTimeoutMs = options.confirmTimeoutMs ?? 2_000;
+  const maxPending = options.maxPending ?? 10_000;
   const pending: Uint8Array[] = [];
+  let dropped = 0;
   let connection: NatsConnection | undefined;
   let closed = false;
   // Resolves the current idle wait or retry pause early (new event, or close()).
@@ -85,9 +93,11 @@ export function createNatsRevocationPublisher(options: NatsRevocationPublisherOp
   async function publishPending(): Promise<void> {
     const nc = await connection_();
     const batch = pending.slice();
+    const droppedBefore = dropped;
     for (const data of batch) nc.publish(API_KEY_REVOKED_SUBJECT, data);
     await withTimeout(nc.flush(), confirmTimeoutMs, "NATS flush");
-    pending.splice(0, batch.length);
+    // Events dropped from the head meanwhile shifted the batch's position in the queue.
+    pending.splice(0, Math.max(0, batch.length - (dropped - droppedBefore)));
   }
 
   let failures = 0;
@@ -118,8 +128,21 @@ export function createNatsRevocationPublisher(options: NatsRevocationPublisherOp
         merchantId: revocation.merchantId,
         revokedAt: revocation.revokedAt,
       });
+      if (pending.length >= maxPending) {
+        pending.shift();
+        dropped++;
+        if (dropped === 1 || dropped % 1_000 === 0) {
+          options.logger.warn(
+            { dropped, maxPending },
+            "revocation queue full while NATS is unreachable; oldest events dropped (gateways converge when their key cache expires)",
+          );
+        }
+      }
       pending.push(toBinary(ApiKeyRevokedEventSchema, event));
       wake?.();
+    },
+    get queued() {
+      return pending.length;
     },
     async close() {
       closed = true;

@@ -14,6 +14,8 @@ export interface SecurityLog {
 }
 
 const MAX_TEXT = 512;
+const SECURITY_LOG_MAX_QUEUED = 4_096;
+const SECURITY_LOG_MAX_WAIT_MS = 5_000;
 
 /** Edge-supplied text is attacker-controlled: bound it and drop NULs, which Postgres text refuses. */
 function clean(value: string): string {
@@ -24,6 +26,10 @@ export function createSecurityLog(options: { repository: Pick<SecurityEventRepos
   const writer = createGroupCommitWriter<SecurityEvent>({
     flush: (events) => options.repository.insertMany(events),
     maxBatchSize: options.maxBatchSize ?? 500,
+    // Bounded like the audit queue: with the database slow, a flood of bad keys is logged as lost
+    // events rather than held in memory.
+    maxQueued: SECURITY_LOG_MAX_QUEUED,
+    maxWaitMs: SECURITY_LOG_MAX_WAIT_MS,
   });
   return {
     close: () => writer.close(),

@@ -1,7 +1,9 @@
-import { env, loadConfig } from "@subdata/runtime";
+import { env, loadConfig, healthConfigShape } from "@subdata/runtime";
 import { z } from "zod";
 
 export const consoleConfigShape = {
+  /** SUBDATA_HEALTH_MAX_WATCHES: grpc.health.v1 Watch streams open at once. */
+  ...healthConfigShape,
   HOST: env.host(),
   /** PortalSessionService (Connect RPC, h2c) for the app: internal only. */
   PORT: env.port(8095),

@@ -43,7 +43,7 @@ const webhook = createServiceTransport({
   serviceToken: config.SUBDATA_CONSOLE_TOKEN,
   interceptors: [sendTraceContext(trace, tracing)],
 });
-const health = createHealthState();
+const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
 const server = createConsoleServer({
   sessions,
   publicUrl: config.SUBDATA_CONSOLE_PUBLIC_URL,

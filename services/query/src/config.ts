@@ -1,7 +1,9 @@
-import { env, loadConfig } from "@subdata/runtime";
+import { env, loadConfig, healthConfigShape } from "@subdata/runtime";
 
 /** The query service's environment, validated at start-up; secrets have no default anywhere. */
 export const queryConfigShape = {
+  /** SUBDATA_HEALTH_MAX_WATCHES: grpc.health.v1 Watch streams open at once. */
+  ...healthConfigShape,
   HOST: env.host(),
   PORT: env.port(8091),
   /** Prometheus /metrics (plain HTTP/1.1); 0 picks a free port. */

@@ -16,7 +16,7 @@ const pool = createQueryPool({
 const observability = createProcessObservability({ service: "query", logLevel: config.LOG_LEVEL, pool, env: process.env });
 const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
-const health = createHealthState();
+const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
 const changes = createChangeNotifier({ connectionString: config.DATABASE_URL, logger, maxWaiters: config.SUBDATA_FEED_MAX_WAITERS });
 const server = createQueryServer({
   pool,

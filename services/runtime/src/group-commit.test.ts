@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createGroupCommitWriter } from "./group-commit.ts";
 
 /** A flush whose calls the test completes by hand, to control exactly when each batch commits. */
@@ -155,5 +155,67 @@ describe("the group-commit writer", () => {
     const writer = createGroupCommitWriter<number>({ flush: control.flush, maxBatchSize: 4 });
     await writer.writeAll([]);
     expect(control.calls).toHaveLength(0);
+  });
+});
+
+describe("the group-commit writer's bounds", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const overloadedError = (reason: string) => new Error(`overloaded: ${reason}`);
+
+  it("refuses at once a write that would take the queue past maxQueued, and takes writes again once it drained", async () => {
+    const control = controlledFlush();
+    const writer = createGroupCommitWriter<number>({ flush: control.flush, maxBatchSize: 2, maxQueued: 3, overloadedError });
+    const inFlight = track(writer.write(0));
+    const firstCall = await control.nextCall(0);
+    // The flush runs: three more fill the queue, the fourth is one too many.
+    const queued = [1, 2, 3].map((item) => track(writer.write(item)));
+    const refused = track(writer.write(4));
+    await settle();
+    expect(refused.value).toEqual(new Error("overloaded: queue_full"));
+    expect(queued.every((state) => state.value === "pending")).toBe(true);
+    expect(writer.stats.refusedFull).toBe(1);
+    firstCall.succeed();
+    (await control.nextCall(1)).succeed();
+    (await control.nextCall(2)).succeed();
+    await settle();
+    expect(inFlight.value).toBe("resolved");
+    expect(queued.every((state) => state.value === "resolved")).toBe(true);
+    // The refused item was never flushed; the queue takes writes again.
+    expect(control.calls.flatMap((call) => call.items)).toEqual([0, 1, 2, 3]);
+    const again = track(writer.write(5));
+    (await control.nextCall(3)).succeed();
+    await settle();
+    expect(again.value).toBe("resolved");
+  });
+
+  it("refuses a queued write at its deadline and never flushes it", async () => {
+    vi.useFakeTimers();
+    const control = controlledFlush();
+    const writer = createGroupCommitWriter<number>({ flush: control.flush, maxBatchSize: 10, maxWaitMs: 2_000, overloadedError });
+    const stuck = track(writer.write(0));
+    await vi.advanceTimersByTimeAsync(0);
+    const firstCall = control.calls[0]!;
+    await vi.advanceTimersByTimeAsync(1_000);
+    const late = track(writer.write(1));
+    await vi.advanceTimersByTimeAsync(1_000);
+    // The write in the running flush and the queued one each hit their own deadline.
+    expect(stuck.value).toEqual(new Error("overloaded: deadline"));
+    expect(late.value).toBe("pending");
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(late.value).toEqual(new Error("overloaded: deadline"));
+    expect(writer.stats.refusedDeadline).toBe(2);
+    firstCall.succeed();
+    await vi.advanceTimersByTimeAsync(0);
+    // Only the write that was already in flight reached the sink; the one refused while queued did not.
+    expect(control.calls.map((call) => call.items)).toEqual([[0]]);
+    const next = track(writer.write(2));
+    await vi.advanceTimersByTimeAsync(0);
+    control.calls[1]!.succeed();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(next.value).toBe("resolved");
+    expect(control.calls.map((call) => call.items)).toEqual([[0], [2]]);
   });
 });

@@ -8,7 +8,7 @@ export {
 export { errorDetailOf, errorWithReason, ErrorReason, invalidArgument, invalidPageToken, notFound, unavailable } from "./errors.ts";
 export { requireNoNul, requireTimestampInRange } from "./postgres-fields.ts";
 export { requireMerchantId } from "./merchant-id.ts";
-export { createHealthState, type HealthState } from "./health.ts";
+export { createHealthState, type HealthState, healthConfigShape } from "./health.ts";
 export { createLogger, type Logger } from "./logger.ts";
 export { createPageTokenCodec, type KeysetPosition, type PageTokenBinding, type PageTokenCodec } from "./page-token.ts";
 export { cursorToPosition, positionToCursor, splitPage, type KeysetCursor } from "./keyset.ts";
@@ -50,6 +50,6 @@ export {
 export { createTraceScope, sendTraceContext, type TraceScope } from "./trace-context.ts";
 export { createProcessObservability } from "./observability.ts";
 export { spanExporterFromEnv, type Tracing, tracingFromEnv } from "./tracing.ts";
-export { createGroupCommitWriter, type GroupCommitStats } from "./group-commit.ts";
+export { createGroupCommitWriter, type GroupCommitStats, type OverloadReason } from "./group-commit.ts";
 export { unnestColumns } from "./unnest-columns.ts";
 export { createPgListener } from "./pg-listener.ts";

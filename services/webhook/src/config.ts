@@ -1,4 +1,4 @@
-import { env, loadConfig, natsCredentials, placeholderProblem } from "@subdata/runtime";
+import { env, loadConfig, natsCredentials, placeholderProblem, healthConfigShape } from "@subdata/runtime";
 import { z } from "zod";
 import { deliveryPipelineConfigShape } from "./pipeline-config.ts";
 
@@ -18,6 +18,8 @@ function webhookSecretKey() {
 
 /** The webhook service's environment, validated at start-up; secrets have no default anywhere. */
 export const webhookConfigShape = {
+  /** SUBDATA_HEALTH_MAX_WATCHES: grpc.health.v1 Watch streams open at once. */
+  ...healthConfigShape,
   // The delivery pipeline's variables (SUBDATA_WEBHOOK_ALLOW_PRIVATE, SUBDATA_WEBHOOK_RETRY_SCHEDULE,
   // NATS_URL, SUBDATA_EVENTS_STREAM, …): one process, one validated environment.
   ...deliveryPipelineConfigShape,

@@ -32,7 +32,7 @@ const observability = createProcessObservability({ service: "webhook", logLevel:
 const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const secretBox = createSecretBox(config.SUBDATA_WEBHOOK_SECRET_KEY, config.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS);
-const health = createHealthState();
+const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
 
 let pipeline: DeliveryPipeline | undefined;
 let nats: Awaited<ReturnType<typeof connectNats>> | undefined;
