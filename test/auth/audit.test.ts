@@ -7,6 +7,7 @@ import { errorDetailOf, ErrorReason } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
+import { runCli } from "../cli/run-cli.ts";
 import { startAuthService, type AuthHarness } from "./auth-harness.ts";
 import { rpcError } from "@subdata/runtime/test-support";
 
@@ -255,6 +256,33 @@ describe("the audit list's filters", () => {
       const error = await rpcError(auth.audit.listAuditEvents({ merchantId, ...all, ...changed, pageSize: 1, pageToken: first.nextPageToken }));
       expect(errorDetailOf(error)?.reason).toBe(ErrorReason.INVALID_PAGE_TOKEN);
     }
+  });
+
+  it("are the CLI's too: audit list --route --status --since --until selects the same events", async () => {
+    const merchantId = await fixtures.merchant();
+    const ids: string[] = [];
+    for (const [i, route, status] of [
+      [0, "/v1/orders", 200],
+      [1, "/v1/orders", 404],
+      [2, "/v1/subscriptions", 404],
+      [3, "/v1/orders", 503],
+      [4, "/v1/orders", 429],
+    ] as const) {
+      ids.push((await auth.audit.recordRead(read(merchantId, "key_cli", { route, status, occurredAt: second(i) }))).auditEventId);
+    }
+    const env = { SUBDATA_AUTH_URL: auth.baseUrl, SUBDATA_CLI_TOKEN: auth.tokens.cli };
+    const list = async (...filters: string[]) => {
+      const run = await runCli(["audit", "list", "--merchant", merchantId, ...filters, "--json"], { env });
+      expect(run.stderr).toBe("");
+      return (JSON.parse(run.stdout) as { audit_events: Array<{ id: string }> }).audit_events.map((event) => event.id);
+    };
+    const at = (offset: number) => new Date(Number(base + BigInt(offset)) * 1000).toISOString();
+    expect(await list("--route", "/v1/orders", "--status", "errors")).toEqual([ids[1], ids[3], ids[4]]);
+    expect(await list("--status", "404")).toEqual([ids[1], ids[2]]);
+    expect(await list("--status", "4XX", "--since", at(2), "--until", at(4))).toEqual([ids[2]]);
+    const refused = await runCli(["audit", "list", "--merchant", merchantId, "--status", "4xxx"], { env });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("--status");
   });
 
   it("refuses a status outside 100–599, a reversed status range and an empty or reversed time range", async () => {

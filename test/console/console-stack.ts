@@ -3,6 +3,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { PortalSessionService } from "@subdata/proto/subdata/console/v1/portal_session_service_pb";
+import { WebhookDeliveryService } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
 import { createCallerTokens } from "@subdata/runtime/test-support";
@@ -26,6 +27,7 @@ export interface ConsoleStack {
   consoleUrl: string;
   portalSessions: Client<typeof PortalSessionService>;
   endpoints: Client<typeof WebhookEndpointService>;
+  deliveries: Client<typeof WebhookDeliveryService>;
   processes: RunningProcess[];
   /** The running process of that name ("webhook", "auth", …). */
   process(name: string): RunningProcess;
@@ -100,6 +102,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       consoleUrl,
       portalSessions: createClient(PortalSessionService, consoleTransport.transport),
       endpoints: createClient(WebhookEndpointService, webhookTransport.transport),
+      deliveries: createClient(WebhookDeliveryService, webhookTransport.transport),
       processes,
       process(name) {
         const found = processes.find((proc) => proc.name === name);

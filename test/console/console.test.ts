@@ -313,12 +313,61 @@ describe("the API & integrations page in a browser", () => {
     await context.close();
   });
 
+  it("adds one endpoint and rotates its secret once when the same form arrives twice (a reload of the result, a double click)", async () => {
+    const { page, context } = await signedIn();
+    const formFields = async (action: string) =>
+      Object.fromEntries(
+        await Promise.all(
+          ["_csrf", "_idem"].map(async (name) => [name, await page.locator(`form[action="${action}"] input[name="${name}"]`).inputValue()] as const),
+        ),
+      );
+    const url = `${receiver.origin}/twice`;
+    await page.goto(`${stack.consoleUrl}/webhooks`);
+    const create = { ...(await formFields("/console/webhooks")), url, description: "sent twice" };
+    const first = await context.request.post(`${stack.consoleUrl}/webhooks`, { form: create });
+    const second = await context.request.post(`${stack.consoleUrl}/webhooks`, { form: create });
+    expect(first.status()).toBe(201);
+    expect(await first.text()).toContain("whsec_");
+    expect(await second.text()).toContain("already done");
+    expect(await second.text()).not.toContain("whsec_");
+    const listed = await stack.endpoints.listEndpoints({ merchantId, pageSize: 200 });
+    const added = listed.endpoints.filter((endpoint) => endpoint.url === url);
+    expect(added).toHaveLength(1);
+
+    const base = `/console/webhooks/${added[0]!.id}`;
+    await page.goto(`${stack.consoleUrl.replace(/\/console$/, "")}${base}`);
+    const rotate = { ...(await formFields(`${base}/rotate`)), grace: "1h" };
+    const rotated = await context.request.post(`${stack.consoleUrl.replace(/\/console$/, "")}${base}/rotate`, { form: rotate });
+    const again = await context.request.post(`${stack.consoleUrl.replace(/\/console$/, "")}${base}/rotate`, { form: rotate });
+    expect(await rotated.text()).toContain("whsec_");
+    expect(await again.text()).toContain("already done");
+    expect(await again.text()).not.toContain("whsec_");
+    const { rows } = await stack.admin.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM console_changes WHERE merchant_id = $1 AND action = 'webhook_endpoint.rotate_secret' AND target_id = $2",
+      [merchantId, added[0]!.id],
+    );
+    expect(rows[0]!.n).toBe(1);
+    await context.close();
+  });
+
   it("is usable at phone width: nothing overflows the screen", async () => {
     const { page, context } = await signedIn({ viewport: { width: 390, height: 844 } });
     await page.screenshot({ path: join(ARTIFACTS, "keys-phone.png"), fullPage: true });
-    const overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
-    expect(overflow).toBe(0);
+    const overflow = () => page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    expect(await overflow()).toBe(0);
     await page.getByRole("button", { name: "Create key" }).waitFor({ state: "visible" });
+    // The audit log's filter form and the endpoint's charts fit too.
+    await page.goto(`${stack.consoleUrl}/audit`);
+    expect(await overflow()).toBe(0);
+    const endpoint = await stack.endpoints.createEndpoint({ merchantId, url: `${receiver.origin}/phone` });
+    await stack.endpoints.sendTestEvent({ merchantId, endpointId: endpoint.endpoint!.id });
+    await waitFor("the test event's attempt", async () =>
+      (await stack.deliveries.summarizeDeliveries({ merchantId, endpointId: endpoint.endpoint!.id })).hours.some((hour) => hour.succeededCount > 0),
+    );
+    await page.goto(`${stack.consoleUrl}/webhooks/${endpoint.endpoint!.id}`);
+    await page.locator("svg.chart").first().waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, "endpoint-phone.png"), fullPage: true });
+    expect(await overflow()).toBe(0);
     await context.close();
   });
 

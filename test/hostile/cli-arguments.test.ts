@@ -356,6 +356,12 @@ function isUrlOf(text: string, protocols: readonly string[]): boolean {
   }
 }
 
+/** audit list --status: a class, in any case, or one code of 100–599. */
+const auditStatus = fc.oneof(
+  fc.constantFrom("2xx", "3xx", "4XX", "5xx", "errors", "Errors").map(valid),
+  fc.integer({ min: 100, max: 599 }).map((code) => valid(String(code))),
+  fc.constantFrom("1xx", "600", "099", "40", "4044", "404 ", "-404", "errors,4xx", "__proto__", "constructor", "toString", "").map(invalid),
+);
 const at = (values: fc.Arbitrary<Tagged>, args: (value: string) => string[]) => values.map(({ value, valid }) => ({ args: args(value), valid }));
 /** Anything but NUL, which no real argv can carry and Postgres cannot store. */
 const anyText = nasty.map((text) => ({ value: text, valid: !text.includes("\u0000") }));
@@ -525,6 +531,18 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     cases: at(wholeNumbers(0, 65_535), (value) => ["maintain", "--every=1h", `--metrics-port=${value}`]),
     mentions: /--metrics-port/,
     setting: "DATABASE_URL",
+  },
+  {
+    name: "audit list --status",
+    cases: at(auditStatus, (value) => ["audit", "list", "--merchant=mer_x", `--status=${value}`]),
+    mentions: /--status/,
+    setting: "SUBDATA_SERVICE_TOKEN",
+  },
+  {
+    name: "audit list --since",
+    cases: at(exportBoundary, (value) => ["audit", "list", "--merchant=mer_x", `--since=${value}`, "--until=9999-12-31"]),
+    mentions: /--since/,
+    setting: "SUBDATA_SERVICE_TOKEN",
   },
   {
     name: "audit list --limit",
@@ -802,7 +820,15 @@ describe("hostile arguments and options at the subdata CLI", () => {
     },
     {
       path: ["audit", "list"],
-      options: { merchant, key: { value: () => apiKeyId, mentions: /--key|api_key_id/ }, limit: { value: () => "50", mentions: /--limit/ } },
+      options: {
+        merchant,
+        key: { value: () => apiKeyId, mentions: /--key|api_key_id/ },
+        route: { value: () => "/v1/subscriptions", mentions: /--route|\broute\b/ },
+        status: { value: () => "4xx", mentions: /--status/ },
+        since: { value: () => "2026-10-01", mentions: /--since|start_time/ },
+        until: { value: () => "2026-11-01", mentions: /--until|end_time/ },
+        limit: { value: () => "50", mentions: /--limit/ },
+      },
       uses: "auth",
       writes: false,
     },

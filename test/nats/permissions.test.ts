@@ -121,6 +121,7 @@ describe("NATS users and their permissions", () => {
             },
             lost: release.signal,
             confirm: async () => true,
+            republishUnstored: async () => 0,
             release: async () => {},
           };
         },

@@ -27,6 +27,7 @@ function recordingIngester() {
         },
         lost: new AbortController().signal,
         confirm: async () => true,
+        republishUnstored: async () => 0,
         release: async () => {},
       };
     },

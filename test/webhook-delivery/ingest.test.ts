@@ -38,6 +38,7 @@ function recordingIngester(failWhen: (batch: readonly ConsumedMessage[], call: n
         },
         lost: lost.signal,
         confirm: async () => true,
+        republishUnstored: async () => 0,
         release: async () => {},
       };
     },

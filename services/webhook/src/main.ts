@@ -12,7 +12,7 @@ import {
 } from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
 import { webhookServiceNames } from "./routes.ts";
-import { createRefusedEventMetric, registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
+import { createRefusedEventMetric, createRepublishedEventMetric, registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
 import { createDeliveryMetrics } from "./delivery/delivery-metrics.ts";
 import { connectNats } from "@subdata/events";
 import { createDeliveryPipeline, type DeliveryPipeline } from "./pipeline.ts";
@@ -55,6 +55,7 @@ const pipelineSettings = deliveryPipelineSettings(config);
 const onAttempt = createDeliveryMetrics(metrics);
 registerConsumerMetrics(metrics, { nats: () => nats, stream: pipelineSettings.stream, consumer: pipelineSettings.consumerName });
 const onRefusedEvent = createRefusedEventMetric(metrics);
+const onRepublishedEvents = createRepublishedEventMetric(metrics);
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 
 handleShutdown({
@@ -87,7 +88,7 @@ while (nats === undefined && !stopping.signal.aborted) {
   }
 }
 if (nats !== undefined && !stopping.signal.aborted) {
-  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt, tracing, onRefusedEvent });
+  pipeline = createDeliveryPipeline({ pool, nats, secretBox, config: pipelineSettings, logger, onAttempt, tracing, onRefusedEvent, onRepublishedEvents });
   pipeline.start();
   logger.info("delivery pipeline started");
 }

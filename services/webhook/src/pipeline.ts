@@ -33,6 +33,8 @@ export interface DeliveryPipelineDeps {
   tracing: Tracing;
   /** Called once per consumed event dropped instead of stored (main.ts counts them; event-provenance.ts says why). */
   onRefusedEvent?: ((reason: RefusalReason) => void) | undefined;
+  /** Called with how many events the stream lost before ingest stored them and were handed back to the relay (main.ts counts them). */
+  onRepublishedEvents?: ((count: number) => void) | undefined;
 }
 
 export interface DeliveryPipeline {
@@ -77,6 +79,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     consumerName: config.consumerName,
     ackWaitMs: config.ackWaitMs ?? 30_000,
     logger,
+    onRepublished: deps.onRepublishedEvents,
     handle: createEventIngester({
       pool: deps.pool,
       logger,

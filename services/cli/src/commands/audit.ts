@@ -51,6 +51,22 @@ function isAfter(a: Timestamp, b: Timestamp): boolean {
   return a.seconds > b.seconds || (a.seconds === b.seconds && a.nanos > b.nanos);
 }
 
+const STATUS_CLASSES = new Map<string, { min: number; max: number }>([
+  ["2xx", { min: 200, max: 299 }],
+  ["3xx", { min: 300, max: 399 }],
+  ["4xx", { min: 400, max: 499 }],
+  ["5xx", { min: 500, max: 599 }],
+  ["errors", { min: 400, max: 599 }],
+]);
+
+/** --status: a class (2xx … 5xx, errors) or one HTTP status code. */
+function parseStatusFilter(text: string): { min: number; max: number } {
+  const named = STATUS_CLASSES.get(text.toLowerCase());
+  if (named) return named;
+  if (/^[1-5]\d\d$/.test(text)) return { min: Number(text), max: Number(text) };
+  throw new CliError(`--status must be 2xx, 3xx, 4xx, 5xx, errors or an HTTP status code (100–599), got "${text}"`);
+}
+
 /** `subdata audit list`: a merchant's audit log of public API reads, oldest first. `audit export`: every merchant's rows of a time range, for archiving. */
 export const registerAuditCommands: RegisterCommands = (program, context) => {
   const audit = program.command("audit").description("read the audit log of public API reads");
@@ -59,16 +75,32 @@ export const registerAuditCommands: RegisterCommands = (program, context) => {
     .description("list a merchant's audit events, oldest first")
     .requiredOption("--merchant <id>", "mer_…")
     .option("--key <key-id>", "only the events of this API key (key_…)")
+    .option("--route <template>", "only the events of this route, as recorded (/v1/subscriptions/{id})")
+    .option("--status <status>", "only these statuses: 2xx, 3xx, 4xx, 5xx, errors (4xx and 5xx) or one code (404)")
+    .option("--since <time>", "only events at or after: a day (2026-11-01, UTC) or an RFC 3339 time")
+    .option("--until <time>", "only events before: a day or an RFC 3339 time")
     .option("--limit <n>", `how many events at most (1–${MAX_LIMIT})`, "50")
-    .action(async (options: { merchant: string; key?: string; limit: string }) => {
+    .action(async (options: { merchant: string; key?: string; route?: string; status?: string; since?: string; until?: string; limit: string }) => {
       const limit = parseWholeNumber(options.limit, "--limit", { min: 1, max: MAX_LIMIT });
+      const statuses = options.status === undefined ? { min: 0, max: 0 } : parseStatusFilter(options.status);
+      const since = options.since === undefined ? undefined : parseBoundary(options.since, "--since");
+      const until = options.until === undefined ? undefined : parseBoundary(options.until, "--until");
+      if (since && until && !isAfter(until, since)) throw new CliError("--until must be after --since");
+      const filters = {
+        apiKeyId: options.key ?? "",
+        route: options.route ?? "",
+        minStatus: statuses.min,
+        maxStatus: statuses.max,
+        startTime: since,
+        endTime: until,
+      };
       const { events, more } = await withAuthService(context, async (clients) => {
         const found: AuditEvent[] = [];
         let pageToken = "";
         do {
           const page = await clients.audit.listAuditEvents({
             merchantId: options.merchant,
-            apiKeyId: options.key ?? "",
+            ...filters,
             pageSize: Math.min(200, limit - found.length),
             pageToken,
           });
@@ -82,7 +114,8 @@ export const registerAuditCommands: RegisterCommands = (program, context) => {
           `${timeText(event.occurredAt)}  ${event.apiKeyId}  ${event.status}  ${event.method} ${event.route}${event.query ? `?${event.query}` : ""}` +
           `  ${event.resultCount} result(s)  ${event.clientIp}  ${event.requestId}`,
       );
-      if (events.length === 0) lines.push(`no audit events for ${options.merchant}${options.key ? ` and ${options.key}` : ""}`);
+      const filtered = options.key !== undefined || options.route !== undefined || options.status !== undefined || since !== undefined || until !== undefined;
+      if (events.length === 0) lines.push(`no audit events for ${options.merchant}${filtered ? " that match the filters" : ""}`);
       if (more) lines.push(`(more events follow; raise --limit to see them)`);
       context.output.result({ audit_events: events.map(auditEventJson), has_more: more }, lines.join("\n"));
     });

@@ -12,8 +12,8 @@ import type { RefusalReason } from "./event-provenance.ts";
  *
  * subdata_jetstream_consumer_lost_messages: stream sequences the stream removed (max_age) above the
  * consumer's ack floor, i.e. events this consumer never stored: a consumer that fell further behind
- * than max_age. Above 0, events are missing from the webhooks (docs/runbooks.md#consumer-lost-events)
- * until the consumer acks past the hole. It counts every subject of the stream, which holds only what
+ * than max_age. Above 0 until the consumer acks past the hole; the consumer hands those events back to
+ * the relay from the outbox when it next positions itself (docs/runbooks.md#consumer-lost-events). It counts every subject of the stream, which holds only what
  * the consumer's filter takes.
  */
 export function registerConsumerMetrics(registry: Registry, options: { nats: () => NatsConnection | undefined; stream: string; consumer: string }): void {
@@ -76,4 +76,17 @@ export function createRefusedEventMetric(registry: Registry): (reason: RefusalRe
     registers: [registry],
   });
   return (reason) => refused.inc({ reason });
+}
+
+/**
+ * subdata_webhook_republished_events_total: events the stream removed (max_age) before the consumer
+ * stored them, handed back to the relay from the outbox to publish again (event-consumer.ts).
+ */
+export function createRepublishedEventMetric(registry: Registry): (count: number) => void {
+  const republished = new Counter({
+    name: "subdata_webhook_republished_events_total",
+    help: "Events the stream removed before the webhook consumer stored them, handed back to the relay from the outbox",
+    registers: [registry],
+  });
+  return (count) => republished.inc(count);
 }

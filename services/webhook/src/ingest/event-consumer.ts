@@ -74,6 +74,12 @@ export interface ConsumedMessage {
 export interface IngestSession {
   /** Stores the messages, in order, in one transaction; one disposition per message. Must not throw. */
   store(messages: readonly ConsumedMessage[]): Promise<MessageDisposition[]>;
+  /**
+   * Hands every event committed before `oldestKept` (the stream's oldest message) that has no stored
+   * row back to the relay to publish again; returns how many. Used when the stream removed events this
+   * consumer never stored; `streamMaxAgeMs` bounds the search when nothing is stored yet.
+   */
+  republishUnstored(oldestKept: Date, streamMaxAgeMs: number): Promise<number>;
   /** Aborted when the lock was lost. */
   lost: AbortSignal;
   /** True while the lock is still held (checked before pulling again). */
@@ -96,6 +102,8 @@ export interface EventConsumerOptions {
   ackWaitMs: number;
   /** The ingester (event-ingester.ts): takes the ingest lock and stores batches. */
   handle: EventIngester;
+  /** Called with how many events were handed back to the relay after the stream lost them (main.ts counts them). */
+  onRepublished?: ((count: number) => void) | undefined;
   /** Most messages stored per transaction. Default 512; max_ack_pending is twice this. */
   batchSize?: number;
   logger: Logger;
@@ -134,7 +142,31 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
    * Recreates the durable at its ack floor + 1 (see the module comment); returns that stream sequence
    * and the consumer sequence its next delivery will carry.
    */
-  async function rewind(): Promise<{ fromSeq: number; nextDelivery: number }> {
+  /**
+   * The stream keeps messages for max_age: if it no longer holds the ones from `fromSeq` on, the events
+   * among them this consumer never stored are still in the change feed: hand them back to the relay,
+   * which publishes them again behind the stream's newest. They arrive late, after newer versions of
+   * the same resource; their version says so.
+   */
+  async function republishIfAged(jsm: JetStreamManager, session: IngestSession, fromSeq: number): Promise<void> {
+    const { state, config } = await jsm.streams.info(stream);
+    if (state.first_seq <= fromSeq) return;
+    // An empty stream reports a zero first_ts: everything published until now has aged out.
+    const oldestKept = state.messages > 0 ? new Date(state.first_ts) : new Date();
+    const handedBack = await session.republishUnstored(oldestKept, Number(config.max_age) / 1e6);
+    const context = { stream, consumer: consumerName, fromSeq, firstSeq: state.first_seq, oldestKept, handedBack };
+    if (handedBack === 0) {
+      logger.info(context, "the stream's oldest message is past this consumer's position, and every event before it is stored");
+      return;
+    }
+    options.onRepublished?.(handedBack);
+    logger.error(
+      context,
+      "the stream removed events (max_age) before this consumer stored them; the outbox's rows were handed back to the relay to publish again",
+    );
+  }
+
+  async function rewind(session: IngestSession): Promise<{ fromSeq: number; nextDelivery: number }> {
     const jsm = await jetstreamManager(nc);
     const filter = eventFilter(options.subjectPrefix);
     if (rewindTo === undefined) {
@@ -158,6 +190,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
       }
     }
     const startSeq = rewindTo;
+    await republishIfAged(jsm, session, startSeq);
     const created = await jsm.consumers.add(stream, {
       durable_name: consumerName,
       description: "subdata webhook service: stores events and their deliveries",
@@ -295,7 +328,7 @@ export function createEventConsumer(nc: NatsConnection, options: EventConsumerOp
       let pauseMs = backoffMs;
       try {
         if (!(await session.confirm())) return;
-        const { fromSeq, nextDelivery } = await rewind();
+        const { fromSeq, nextDelivery } = await rewind(session);
         logger.info({ stream, consumer: consumerName, fromSeq }, "ingesting events");
         const outcome = await consumeBatches(session, nextDelivery);
         if (outcome.kind === "stopped" || outcome.kind === "lost") return;

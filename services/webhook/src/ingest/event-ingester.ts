@@ -3,7 +3,7 @@ import { parseTraceParent } from "@opentelemetry/core";
 import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import type { ClientBase } from "pg";
-import { changeEventsByIds, type IngestedEvent, ingestEvents } from "./ingest-repository.ts";
+import { changeEventsByIds, type IngestedEvent, ingestEvents, republishUnstoredEvents } from "./ingest-repository.ts";
 import { storedTraceparent } from "../delivery/delivery-trace.ts";
 import { type RenderedEvent, renderMessage } from "./event-message.ts";
 import type { ConsumedMessage, EventIngester, IngestSession, MessageDisposition } from "./event-consumer.ts";
@@ -19,6 +19,9 @@ import { checkProvenance, type RefusalReason } from "./event-provenance.ts";
  * nothing. A failure to read or store the batch is treated as transient (every message of it is handed
  * back and comes again, in order), since losing an event is worse than waiting.
  */
+/** Outbox rows handed back per statement when the stream lost events (row locks held for one batch only). */
+const REPUBLISH_BATCH = 5_000;
+
 export function createEventIngester(deps: {
   pool: Pool;
   logger: Logger;
@@ -39,6 +42,14 @@ export function createEventIngester(deps: {
       if (!held) return undefined;
       return {
         store: (messages) => storeBatch(held.client, messages),
+        async republishUnstored(oldestKept, streamMaxAgeMs) {
+          let total = 0;
+          for (;;) {
+            const handedBack = await republishUnstoredEvents(held.client, oldestKept, streamMaxAgeMs, REPUBLISH_BATCH);
+            total += handedBack;
+            if (handedBack < REPUBLISH_BATCH) return total;
+          }
+        },
         lost: held.lost,
         confirm: held.confirm,
         release: held.release,

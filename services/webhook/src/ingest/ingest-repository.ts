@@ -85,3 +85,18 @@ export async function changeEventsByIds(db: Queryable, ids: readonly string[]): 
   );
   return new Map(rows.map((row) => [row.id, row]));
 }
+
+/**
+ * Hands events the stream removed (max_age) before this consumer stored them back to the relay: each
+ * change_events row committed before `oldestKept` (the stream's oldest message) without a webhook_events
+ * row gets a pending outbox row again (subdata_republish_unstored_events says which window it searches).
+ * The relay publishes them again; ingest stores each event id once. At most `maxRows`; returns how many.
+ */
+export async function republishUnstoredEvents(db: Queryable, oldestKept: Date, streamMaxAgeMs: number, maxRows: number): Promise<number> {
+  const result = await db.query<{ handed_back: number }>("SELECT subdata_republish_unstored_events($1, make_interval(secs => $2), $3) AS handed_back", [
+    oldestKept,
+    streamMaxAgeMs / 1000,
+    maxRows,
+  ]);
+  return result.rows[0]?.handed_back ?? 0;
+}
