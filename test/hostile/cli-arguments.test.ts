@@ -536,13 +536,13 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     name: "audit list --status",
     cases: at(auditStatus, (value) => ["audit", "list", "--merchant=mer_x", `--status=${value}`]),
     mentions: /--status/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "audit list --since",
     cases: at(exportBoundary, (value) => ["audit", "list", "--merchant=mer_x", `--since=${value}`, "--until=9999-12-31"]),
     mentions: /--since/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "audit list --limit",
