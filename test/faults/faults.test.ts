@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiLoad } from "./api-load.ts";
 import { startFaultProxy, type FaultMode, type FaultProxy } from "./fault-proxy.ts";
 import { figures, outOfOrder, renderTable, settle, type ScenarioFigures } from "./ledger.ts";
-import { alwaysOk, startFaultReceiver, type Behaviour } from "./receiver.ts";
+import { alwaysOk, startFaultReceiver, type Behaviour, type FaultReceiver } from "./receiver.ts";
 import { writeReliabilityTable } from "./reliability-doc.ts";
 import { startFaultStack, type FaultStack } from "./stack.ts";
-import { createTenant, produceChanges, type EndpointReceiver, type Tenant } from "./tenant.ts";
+import { createTenant, measureChangeLatencies, produceChanges, type EndpointReceiver, type Tenant } from "./tenant.ts";
 
 /**
  * The fault suite: the stack as real processes on loopback, faults injected into Postgres, NATS, the
@@ -21,7 +21,7 @@ import { createTenant, produceChanges, type EndpointReceiver, type Tenant } from
 const rows: ScenarioFigures[] = [];
 let stack: FaultStack;
 /** docs/reliability.md gets the table only from a full, green run (not from a `-t` subset). */
-const TEST_COUNT = 8;
+const TEST_COUNT = 9;
 let passed = 0;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -300,6 +300,72 @@ describe("fault suite", () => {
       },
     });
   });
+
+  faultTest(
+    "one merchant's ten endpoints answer 2xx after 10 s: another merchant's change → delivery p99 stays within 2× its unloaded figure",
+    async () => {
+      // The other merchant: one healthy endpoint, timed alone before and after the slow merchant's
+      // burst (under the same read load as the scenario's) and beside it, the same number of changes
+      // each way, so the host's own hiccups weigh alike on both figures.
+      const otherReceiver: FaultReceiver = await startFaultReceiver();
+      const slowInFlight = async (merchantId: string) =>
+        (
+          await stack.admin.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'PENDING' AND claimed_until > now()",
+            [merchantId],
+          )
+        ).rows[0]!.n;
+      try {
+        const other = await createTenant(stack, { subscriptions: 10, endpointUrls: [otherReceiver.url] });
+        const otherReceivers = [{ endpointId: other.endpointIds[0]!, receiver: otherReceiver }];
+        const alone = async () => {
+          const readers = startApiLoad(stack, other);
+          try {
+            return await measureChangeLatencies(stack, other, otherReceiver, 200);
+          } finally {
+            await readers.stop();
+          }
+        };
+        const unloaded = await alone();
+        let loaded: number[] = [];
+        const inFlight = { before: 0, after: 0 };
+        await scenario("merchant with 10 endpoints answering 2xx after 10 s; another merchant's changes meanwhile", {
+          subscriptions: 30,
+          // 30 subscriptions' creations, then 30 changes, at each of 10 endpoints: 600 deliveries, up to
+          // 300 heads at once, more than a replica's 256 slots.
+          receivers: Array.from({ length: 10 }, () => ({ behaviour: () => ({ status: 204, delayMs: 10_000 }) })),
+          settleMs: 180_000,
+          async act({ tenant }) {
+            await produceChanges(stack, tenant, 30);
+            // The slow merchant holds (nearly) its cap of slots before the other merchant's changes start.
+            const deadline = Date.now() + 30_000;
+            for (;;) {
+              inFlight.before = await slowInFlight(tenant.merchantId);
+              if (inFlight.before >= 100 || Date.now() > deadline) break;
+              await pause(100);
+            }
+            loaded = await measureChangeLatencies(stack, other, otherReceiver, 400);
+            inFlight.after = await slowInFlight(tenant.merchantId);
+          },
+        });
+        unloaded.push(...(await alone()));
+        expect(await settle(stack, other, otherReceivers), "the other merchant's owed deliveries").toEqual([]);
+        const p = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.ceil(q * values.length) - 1]!;
+        const line = (values: number[]) => `p50 ${p(values, 0.5)} ms, p99 ${p(values, 0.99)} ms, max ${p(values, 1)} ms`;
+        console.log(
+          `\nfair delivery: the slow merchant held ${inFlight.before} deliveries in flight when the timing began and ${inFlight.after} when it ended; the other merchant's change → delivery over ${unloaded.length} changes each: alone ${line(unloaded)}; beside the slow merchant ${line(loaded)}\n`,
+        );
+        // The slow merchant really held its slots throughout the loaded timing.
+        expect(inFlight.before).toBeGreaterThanOrEqual(100);
+        expect(inFlight.after).toBeGreaterThanOrEqual(100);
+        expect(loaded).toHaveLength(unloaded.length);
+        expect(p(loaded, 0.99)).toBeLessThanOrEqual(2 * p(unloaded, 0.99));
+      } finally {
+        await otherReceiver.close();
+      }
+    },
+    420_000,
+  );
 
   faultTest("forged events published with the relay's leaked NATS credential, under load: none delivered", async () => {
     const forgedIds = new Set<string>();

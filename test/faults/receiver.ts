@@ -3,16 +3,20 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A webhook receiver on 127.0.0.1 that records every request by webhook-id and answers as its
- * behaviour says: a status (with headers), "hang" (never answer: the sender's deadline fires) or
- * "destroy" (reset the connection mid-request).
+ * behaviour says: a status (with headers, after `delayMs` if given: a slow receiver), "hang" (never
+ * answer: the sender's deadline fires) or "destroy" (reset the connection mid-request).
  */
-export type ReceiverAnswer = { status: number; headers?: Record<string, string> } | "hang" | "destroy";
+export type ReceiverAnswer = { status: number; headers?: Record<string, string>; delayMs?: number } | "hang" | "destroy";
 
 export interface Receipt {
   webhookId: string;
   subscriptionId: string;
   version: number;
   answered: number | "hang" | "destroy";
+  /** When the request arrived (Date.now()). */
+  at: number;
+  /** The answer was sent (a slow receiver's 2xx counts only from then). */
+  sent: boolean;
 }
 
 /** `index` counts every request; `attempt` counts this webhook-id's requests (1 on the first). */
@@ -54,7 +58,8 @@ export async function startFaultReceiver(initial: Behaviour = alwaysOk): Promise
       const attempt = (attempts.get(webhookId) ?? 0) + 1;
       attempts.set(webhookId, attempt);
       const answer = behaviour({ index: receipts.length, attempt, webhookId });
-      receipts.push({ webhookId, subscriptionId, version, answered: typeof answer === "string" ? answer : answer.status });
+      receipts.push({ webhookId, subscriptionId, version, answered: typeof answer === "string" ? answer : answer.status, at: Date.now(), sent: false });
+      const receipt = receipts[receipts.length - 1]!;
       if (answer === "hang") {
         hanging.add(res);
         res.on("close", () => hanging.delete(res));
@@ -64,13 +69,23 @@ export async function startFaultReceiver(initial: Behaviour = alwaysOk): Promise
         req.socket.resetAndDestroy();
         return;
       }
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end();
+      const respond = () => {
+        res.writeHead(answer.status, answer.headers ?? {});
+        res.end();
+        receipt.sent = true;
+      };
+      if (!answer.delayMs) return respond();
+      hanging.add(res);
+      res.on("close", () => hanging.delete(res));
+      setTimeout(() => {
+        hanging.delete(res);
+        if (!res.destroyed) respond();
+      }, answer.delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  const ok = () => receipts.filter((receipt) => typeof receipt.answered === "number" && receipt.answered >= 200 && receipt.answered < 300);
+  const ok = () => receipts.filter((receipt) => receipt.sent && typeof receipt.answered === "number" && receipt.answered >= 200 && receipt.answered < 300);
   return {
     url: `http://127.0.0.1:${port}/hook`,
     port,

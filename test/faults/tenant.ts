@@ -95,3 +95,33 @@ export interface EndpointReceiver {
   endpointId: string;
   receiver: FaultReceiver;
 }
+
+/**
+ * `count` changes of the tenant's subscriptions, one every `spacingMs`, each timed from its commit to
+ * the first 2xx-bound request its (single) receiver got for that subscription version: the change →
+ * delivery latencies in milliseconds, once every change arrived (bounded wait).
+ */
+export async function measureChangeLatencies(stack: FaultStack, tenant: Tenant, receiver: FaultReceiver, count: number, spacingMs = 40): Promise<number[]> {
+  const committed = new Map<string, number>();
+  for (let done = 0; done < count; done++) {
+    const subscriptionId = tenant.subscriptionIds[done % tenant.subscriptionIds.length]!;
+    const { rows } = await stack.admin.query<{ version: string }>(
+      "UPDATE subscriptions SET quantity = quantity + 1 WHERE id = $1 AND merchant_id = $2 RETURNING version::text",
+      [subscriptionId, tenant.merchantId],
+    );
+    committed.set(`${subscriptionId}@${rows[0]!.version}`, Date.now());
+    await new Promise((resolve) => setTimeout(resolve, spacingMs));
+  }
+  const arrived = () => {
+    const first = new Map<string, number>();
+    for (const receipt of receiver.receipts) {
+      const key = `${receipt.subscriptionId}@${receipt.version}`;
+      if (committed.has(key) && !first.has(key)) first.set(key, receipt.at);
+    }
+    return first;
+  };
+  const deadline = Date.now() + 60_000;
+  while (arrived().size < committed.size && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  const first = arrived();
+  return [...committed].flatMap(([key, at]) => (first.has(key) ? [first.get(key)! - at] : []));
+}

@@ -28,7 +28,7 @@ describe("an endpoint deleted while its attempts are recorded", () => {
       limit: 10,
       healthyCap: 10,
       failingCap: 1,
-      inFlight: new Map(),
+      merchantCap: 10,
       fullEndpointIds: [],
       leaseMs: 60_000,
       scanLimit: 64,

@@ -70,7 +70,8 @@ describe("delivery order", () => {
     const healthy = await h.receiver();
     const slow = await h.createEndpoint({ merchantId, url: hanging.origin });
     const fast = await h.createEndpoint({ merchantId, url: healthy.origin });
-    const pipeline = h.startPipeline({ concurrency: 4, perEndpointConcurrency: 2 });
+    // The merchant's cap leaves room for both of its endpoints: only the endpoint cap is at work here.
+    const pipeline = h.startPipeline({ concurrency: 4, perEndpointConcurrency: 2, perMerchantConcurrency: 4 });
 
     const events: SubscriptionEvent[] = [];
     for (let i = 0; i < 8; i++) events.push(await h.publish({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }));

@@ -21,6 +21,12 @@ describe("webhook config", () => {
     expect(config.NATS_URL).toBe("nats://127.0.0.1:4222");
   });
 
+  it("refuses at start a merchant in-flight cap below the endpoint's", () => {
+    expect(() => loadWebhookConfig({ ...valid, SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "64", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "32" })).toThrow(
+      /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: 32 is below SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT/,
+    );
+  });
+
   it("requires the secret key, without a default", () => {
     const { SUBDATA_WEBHOOK_SECRET_KEY: _, ...rest } = valid;
     expect(() => loadWebhookConfig(rest)).toThrow(/SUBDATA_WEBHOOK_SECRET_KEY is not set/);

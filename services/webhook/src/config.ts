@@ -1,6 +1,6 @@
 import { env, loadConfig, natsCredentials, placeholderProblem, healthConfigShape } from "@subdata/runtime";
 import { z } from "zod";
-import { deliveryPipelineConfigShape } from "./pipeline-config.ts";
+import { deliveryPipelineConfigShape, inFlightCaps } from "./pipeline-config.ts";
 
 const BASE64_KEY = /^[A-Za-z0-9+/]+={0,2}$/;
 
@@ -57,5 +57,6 @@ export const webhookConfigShape = {
 export function loadWebhookConfig(environment: NodeJS.ProcessEnv) {
   const config = loadConfig(webhookConfigShape, environment);
   natsCredentials(config);
+  inFlightCaps(config);
   return config;
 }

@@ -13,6 +13,8 @@ describe("deliveryPipelineConfigShape", () => {
       subjectPrefix: "subdata.events",
       consumerName: "webhook-deliveries",
       disableAfterMs: 432_000_000,
+      perEndpointConcurrency: 128,
+      perMerchantConcurrency: 128,
     });
   });
 
@@ -35,6 +37,34 @@ describe("deliveryPipelineConfigShape", () => {
       /SUBDATA_WEBHOOK_RETRY_SCHEDULE is invalid: "soon" is not a duration/,
     );
     expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_DISABLE_AFTER: "forever" })).toThrow(/SUBDATA_WEBHOOK_DISABLE_AFTER/);
+  });
+
+  it("reads the in-flight caps, and derives them from the concurrency when unset", () => {
+    const read = (environment: Record<string, string>) => deliveryPipelineSettings(loadConfig(deliveryPipelineConfigShape, environment));
+    expect(read({ SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "8", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "32" })).toMatchObject({
+      perEndpointConcurrency: 8,
+      perMerchantConcurrency: 32,
+    });
+    expect(read({ SUBDATA_WEBHOOK_CONCURRENCY: "10" })).toMatchObject({ perEndpointConcurrency: 5, perMerchantConcurrency: 5 });
+    // An endpoint cap above the default merchant cap lifts the merchant's with it.
+    expect(read({ SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "200" })).toMatchObject({ perEndpointConcurrency: 200, perMerchantConcurrency: 200 });
+  });
+
+  it("refuses in-flight caps that cannot work together, naming the variables", () => {
+    const settings = (environment: Record<string, string>) => () => deliveryPipelineSettings(loadConfig(deliveryPipelineConfigShape, environment));
+    expect(settings({ SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "16", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "8" })).toThrow(ConfigError);
+    expect(settings({ SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "16", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "8" })).toThrow(
+      /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: 8 is below SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT \(16\)/,
+    );
+    expect(settings({ SUBDATA_WEBHOOK_CONCURRENCY: "64", SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "100" })).toThrow(
+      /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: 100 is above SUBDATA_WEBHOOK_CONCURRENCY \(64\)/,
+    );
+    expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "0" })).toThrow(
+      /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT is invalid/,
+    );
+    expect(() => loadConfig(deliveryPipelineConfigShape, { SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: "many" })).toThrow(
+      /SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid/,
+    );
   });
 
   it("formats durations for reasons", () => {

@@ -1,5 +1,5 @@
 import { eventStreamConfigShape } from "@subdata/events";
-import { env } from "@subdata/runtime";
+import { ConfigError, env } from "@subdata/runtime";
 import { z } from "zod";
 import { DEFAULT_RETRY_SCHEDULE, parseDuration, parseRetrySchedule } from "./delivery/retry-schedule.ts";
 
@@ -32,6 +32,17 @@ export const deliveryPipelineConfigShape = {
    * failing receivers are bounded per endpoint.
    */
   SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(256),
+  /**
+   * Deliveries in flight at once to one endpoint, across every replica (claimed, not yet recorded).
+   * Unset: half of SUBDATA_WEBHOOK_CONCURRENCY. An endpoint that is failing gets a sixty-fourth of it.
+   */
+  SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(100_000).optional(),
+  /**
+   * Deliveries in flight at once to all of one merchant's endpoints, across every replica. Unset: half
+   * of SUBDATA_WEBHOOK_CONCURRENCY, so a merchant whose receivers are slow holds at most half of one
+   * replica's slots. At least the endpoint cap, at most SUBDATA_WEBHOOK_CONCURRENCY.
+   */
+  SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT: z.coerce.number().int().min(1).max(100_000).optional(),
   // NATS_URL, SUBDATA_EVENTS_STREAM, SUBDATA_EVENTS_SUBJECT_PREFIX: the same as the relay's.
   ...eventStreamConfigShape,
   /** Durable consumer name, shared by every replica. */
@@ -54,8 +65,10 @@ export interface DeliveryPipelineSettings {
   subjectPrefix: string;
   consumerName: string;
   disableAfterMs: number;
-  /** In flight per healthy endpoint. Default: half of `concurrency` (at least 1). */
+  /** In flight per healthy endpoint, across replicas. Default: half of `concurrency` (at least 1). */
   perEndpointConcurrency?: number;
+  /** In flight per merchant, across replicas. Default: half of `concurrency` (at least 1), never below perEndpointConcurrency. */
+  perMerchantConcurrency?: number;
   /**
    * In flight per endpoint whose last attempts failed (failing_since set): its retries wait in the
    * table anyway. Default: a sixty-fourth of `concurrency` (at least 1; 4 with the default 256),
@@ -74,7 +87,29 @@ export interface DeliveryPipelineSettings {
   storeRetryMs?: number;
 }
 
+/**
+ * The in-flight caps, defaults applied; throws a ConfigError naming the variables when they cannot
+ * work together (loadWebhookConfig calls it, so a bad pair stops the start).
+ */
+export function inFlightCaps(config: DeliveryPipelineConfig): { perEndpoint: number; perMerchant: number } {
+  const half = Math.max(1, Math.ceil(config.SUBDATA_WEBHOOK_CONCURRENCY / 2));
+  const perEndpoint = config.SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT ?? half;
+  const perMerchant = config.SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT ?? Math.max(half, perEndpoint);
+  const problems: string[] = [];
+  if (perMerchant < perEndpoint)
+    problems.push(
+      `SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: ${perMerchant} is below SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT (${perEndpoint}); one endpoint could never use its cap`,
+    );
+  if (perMerchant > config.SUBDATA_WEBHOOK_CONCURRENCY)
+    problems.push(
+      `SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT is invalid: ${perMerchant} is above SUBDATA_WEBHOOK_CONCURRENCY (${config.SUBDATA_WEBHOOK_CONCURRENCY}); one merchant could hold every slot of a replica`,
+    );
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { perEndpoint, perMerchant };
+}
+
 export function deliveryPipelineSettings(config: DeliveryPipelineConfig): DeliveryPipelineSettings {
+  const caps = inFlightCaps(config);
   return {
     allowPrivate: config.SUBDATA_WEBHOOK_ALLOW_PRIVATE,
     retrySchedule: config.SUBDATA_WEBHOOK_RETRY_SCHEDULE,
@@ -83,6 +118,8 @@ export function deliveryPipelineSettings(config: DeliveryPipelineConfig): Delive
     subjectPrefix: config.SUBDATA_EVENTS_SUBJECT_PREFIX,
     consumerName: config.SUBDATA_WEBHOOK_CONSUMER,
     disableAfterMs: config.SUBDATA_WEBHOOK_DISABLE_AFTER,
+    perEndpointConcurrency: caps.perEndpoint,
+    perMerchantConcurrency: caps.perMerchant,
   };
 }
 

@@ -65,6 +65,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     concurrency: config.concurrency,
     perEndpointConcurrency: config.perEndpointConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 2)),
     failingEndpointConcurrency: config.failingEndpointConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 64)),
+    perMerchantConcurrency: config.perMerchantConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 2)),
     leaseMs: config.leaseMs ?? requestTimeoutMs + 15_000,
     pollIntervalMs: config.pollIntervalMs ?? 1_000,
     retrySchedule: config.retrySchedule,

@@ -1,16 +1,25 @@
-import type { Queryable } from "@subdata/runtime";
+import type { Pool, PoolClient } from "@subdata/runtime";
 
 /**
  * The claim: which due deliveries a worker sends next. Only the head of each (endpoint, resource) —
  * its lowest pending (version, id) — may be sent, so version n+1 waits until n succeeded or failed for
  * good, while other resources flow on.
  *
+ * Fair shares: a delivery is in flight from its claim until its attempt is recorded (claimed_until,
+ * the claim's lease). Each claim counts the in-flight rows of every replica, by endpoint and by
+ * merchant (index webhook_deliveries_in_flight: only in-flight rows), leaves out the rows of endpoints
+ * and merchants already at their cap, and hands out at most the room left under each cap, ranked by
+ * due time within the endpoint and then within the merchant. So one merchant's slow receivers hold at
+ * most its merchant cap of the cluster's slots, and the rest stay free for everyone else. Claims run
+ * one at a time across replicas (a transaction-level advisory lock taken before the claim statement):
+ * two claims counting at once could each see the same room and hand it out twice.
+ *
  * One statement, bounded work per call whatever the backlog:
  * - scan at most `scanLimit` due rows in (next_attempt_at, id) order (index webhook_deliveries_due);
  * - map each to its group's head with one probe of webhook_deliveries_pending_order;
- * - claim due heads, within each endpoint's room, FOR UPDATE SKIP LOCKED (replicas share the work);
- *   moving next_attempt_at forward by the lease is the claim (a worker that dies leaves a row that is
- *   due again after the lease: at-least-once);
+ * - claim due heads, within each endpoint's and merchant's room, FOR UPDATE SKIP LOCKED; moving
+ *   next_attempt_at forward by the lease is the claim (a worker that dies leaves a row that is
+ *   due again after the lease, and no longer counted in flight: at-least-once);
  * - a scanned row whose head waits for a retry is *deferred* to the head's next_attempt_at, so it
  *   leaves the due index instead of being scanned by every claim (behind a head in flight, only when
  *   such rows fill the whole scan and nothing is claimable) — without that,
@@ -20,6 +29,10 @@ import type { Queryable } from "@subdata/runtime";
  *   that finishes a head waits for this statement, then releases the successor in a later statement
  *   (releaseNextHeads in record-repository.ts), so a deferral never outlives its head's
  *   completion by more than the head's own next_attempt_at.
+ *
+ * The due rows of endpoints and merchants at their cap are still walked by the scan's index (it is
+ * ordered by time, not by merchant); the worker holds back claims that would find nothing else
+ * (delivery-worker.ts), and docs/decisions.md has the figures.
  */
 
 export interface ClaimedDelivery {
@@ -44,13 +57,13 @@ export interface ClaimedDelivery {
 
 export interface ClaimOptions {
   limit: number;
-  /** In-flight deliveries allowed per healthy endpoint (in this process). */
+  /** In-flight deliveries allowed per healthy endpoint, across replicas. */
   healthyCap: number;
-  /** In-flight deliveries allowed per endpoint that is failing (failing_since set). */
+  /** In-flight deliveries allowed per endpoint that is failing (failing_since set), across replicas. */
   failingCap: number;
-  /** This process's in-flight deliveries per endpoint. */
-  inFlight: ReadonlyMap<string, number>;
-  /** Endpoints known to be at their cap: their rows are skipped in the scan. */
+  /** In-flight deliveries allowed per merchant, all its endpoints together, across replicas. */
+  merchantCap: number;
+  /** Endpoints this process knows to be at their cap: their rows are skipped in the scan. */
   fullEndpointIds: readonly string[];
   /** A claimed delivery is due again after this long if its worker vanished (crash → retry). */
   leaseMs: number;
@@ -71,21 +84,56 @@ export interface ClaimRepository {
   claimDue(options: ClaimOptions): Promise<ClaimResult>;
 }
 
-export function createClaimRepository(db: Queryable): ClaimRepository {
-  return { claimDue: (options) => claimDue(db, options) };
+export function createClaimRepository(pool: Pool): ClaimRepository {
+  return { claimDue: (options) => claimDue(pool, options) };
 }
 
-async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResult> {
-  const result = await db.query<ClaimRow>(
-    `WITH scan AS (
-       SELECT d.id, d.endpoint_id, d.resource_id
+/** The advisory lock that makes claims take turns across replicas (see the top of this file). */
+const CLAIM_LOCK = "subdata-webhook-claim";
+
+async function claimDue(pool: Pool, options: ClaimOptions): Promise<ClaimResult> {
+  const client = await pool.connect();
+  let result: { rows: ClaimRow[] };
+  try {
+    await client.query("BEGIN");
+    // Its own statement: the claim's snapshot then includes every claim committed before the lock was ours.
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [CLAIM_LOCK]);
+    result = await claimIn(client, options);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+  return summarise(result.rows);
+}
+
+function claimIn(client: PoolClient, options: ClaimOptions): Promise<{ rows: ClaimRow[] }> {
+  return client.query<ClaimRow>(
+    `WITH busy AS (
+       -- In flight anywhere (claimed, not yet recorded, lease running): index-only on webhook_deliveries_in_flight.
+       SELECT f.merchant_id, f.endpoint_id, count(*)::int AS in_flight
+         FROM webhook_deliveries f
+        WHERE f.status = 'PENDING' AND f.claimed_until IS NOT NULL AND f.claimed_until > now()
+        GROUP BY f.merchant_id, f.endpoint_id
+     ), busy_merchants AS (
+       SELECT busy.merchant_id, sum(busy.in_flight)::int AS in_flight FROM busy GROUP BY busy.merchant_id
+     ), full_endpoints AS (
+       SELECT busy.endpoint_id
+         FROM busy JOIN webhook_endpoints ep ON ep.id = busy.endpoint_id
+        WHERE busy.in_flight >= CASE WHEN ep.failing_since IS NULL THEN $2::int ELSE $3::int END
+     ), scan AS (
+       SELECT d.id, d.merchant_id, d.endpoint_id, d.resource_id
          FROM webhook_deliveries d
         WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
           AND d.endpoint_id <> ALL ($5::text[])
+          AND d.endpoint_id <> ALL (ARRAY(SELECT full_endpoints.endpoint_id FROM full_endpoints))
+          AND d.merchant_id <> ALL (ARRAY(SELECT busy_merchants.merchant_id FROM busy_merchants WHERE busy_merchants.in_flight >= $7::int))
         ORDER BY d.next_attempt_at, d.id
-        LIMIT $8
+        LIMIT $6
      ), judged AS (
-       SELECT scan.id, scan.endpoint_id, head.id AS head_id, head.next_attempt_at AS head_at
+       SELECT scan.id, scan.merchant_id, scan.endpoint_id, head.id AS head_id, head.next_attempt_at AS head_at
          FROM scan
         CROSS JOIN LATERAL (
               SELECT p.id, p.next_attempt_at
@@ -94,15 +142,23 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
                ORDER BY p.version, p.id
                LIMIT 1) AS head
      ), due_heads AS (
-       SELECT DISTINCT judged.head_id AS id, judged.endpoint_id, judged.head_at
+       SELECT DISTINCT judged.head_id AS id, judged.merchant_id, judged.endpoint_id, judged.head_at
          FROM judged WHERE judged.head_at <= now()
      ), ranked AS (
-       SELECT due_heads.id,
+       SELECT due_heads.id, due_heads.merchant_id, due_heads.head_at,
               row_number() OVER (PARTITION BY due_heads.endpoint_id ORDER BY due_heads.head_at, due_heads.id) AS rank,
               (CASE WHEN ep.failing_since IS NULL THEN $2::int ELSE $3::int END) - coalesce(busy.in_flight, 0) AS room
          FROM due_heads
          JOIN webhook_endpoints ep ON ep.id = due_heads.endpoint_id AND ep.status = 'ENABLED'
-         LEFT JOIN unnest($6::text[], $7::int[]) AS busy (endpoint_id, in_flight) ON busy.endpoint_id = due_heads.endpoint_id
+         LEFT JOIN busy ON busy.endpoint_id = due_heads.endpoint_id
+     ), within_endpoint AS (
+       -- The merchant's room is shared by its endpoints, in due order, among heads its endpoints can take.
+       SELECT ranked.id,
+              row_number() OVER (PARTITION BY ranked.merchant_id ORDER BY ranked.head_at, ranked.id) AS rank,
+              $7::int - coalesce(busy_merchants.in_flight, 0) AS room
+         FROM ranked
+         LEFT JOIN busy_merchants ON busy_merchants.merchant_id = ranked.merchant_id
+        WHERE ranked.rank <= ranked.room
      ), picked AS (
        -- Here and below, rows already found are fetched by primary key (= ANY (ARRAY(…))) and re-checked
        -- as "status::text = 'PENDING'" and "now() - next_attempt_at >= 0": neither lets the planner use
@@ -111,7 +167,7 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
        -- takes seconds per claim.
        SELECT d.id
          FROM webhook_deliveries d
-        WHERE d.id = ANY (ARRAY(SELECT ranked.id FROM ranked WHERE ranked.rank <= ranked.room))
+        WHERE d.id = ANY (ARRAY(SELECT within_endpoint.id FROM within_endpoint WHERE within_endpoint.rank <= within_endpoint.room))
           AND d.status::text = 'PENDING' AND now() - d.next_attempt_at >= interval '0'
         ORDER BY d.next_attempt_at, d.id
         LIMIT $1
@@ -125,7 +181,7 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
           -- claim's lease) only when such rows filled the whole scan and nothing could be claimed:
           -- those heads finish within moments, and deferring costs an update now and a release later.
           AND (h.next_attempt_at <> h.last_attempt_at + $4::int * interval '1 millisecond'
-               OR ((SELECT count(*) FROM scan) = $8 AND NOT EXISTS (SELECT 1 FROM picked)))
+               OR ((SELECT count(*) FROM scan) = $6 AND NOT EXISTS (SELECT 1 FROM picked)))
           FOR SHARE OF h SKIP LOCKED
      ), deferred AS (
        UPDATE webhook_deliveries s
@@ -137,6 +193,7 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
      ), claimed AS (
        UPDATE webhook_deliveries d
           SET next_attempt_at = now() + $4::int * interval '1 millisecond',
+              claimed_until = now() + $4::int * interval '1 millisecond',
               attempt_count = d.attempt_count + 1,
               last_attempt_at = now()
          FROM webhook_events ev, webhook_endpoints ep
@@ -150,21 +207,15 @@ async function claimDue(db: Queryable, options: ClaimOptions): Promise<ClaimResu
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
             (SELECT count(*) FROM deferred)::int, (SELECT count(*) FROM scan)::int`,
-    [
-      options.limit,
-      options.healthyCap,
-      options.failingCap,
-      Math.round(options.leaseMs),
-      options.fullEndpointIds,
-      [...options.inFlight.keys()],
-      [...options.inFlight.values()],
-      options.scanLimit,
-    ],
+    [options.limit, options.healthyCap, options.failingCap, Math.round(options.leaseMs), options.fullEndpointIds, options.scanLimit, options.merchantCap],
   );
+}
+
+function summarise(rows: readonly ClaimRow[]): ClaimResult {
   const claimed: ClaimedDelivery[] = [];
   let deferred = 0;
   let scanned = 0;
-  for (const row of result.rows) {
+  for (const row of rows) {
     if (row.id === null) {
       deferred = row.deferred ?? 0;
       scanned = row.scanned ?? 0;

@@ -79,6 +79,7 @@ function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>) {
     // Full at 3 or 4 in flight (claimed for again once half of the cap is free).
     perEndpointConcurrency: 4,
     failingEndpointConcurrency: 1,
+    perMerchantConcurrency: 8,
     leaseMs: 60_000,
     pollIntervalMs: POLL,
     retrySchedule: [0],

@@ -17,9 +17,12 @@ import type { SecretBox } from "../secret-box.ts";
  * when its POST returns; the outcome goes to the attempt recorder (group commit) and the row keeps its
  * claim lease until that commits, so a crash between POST and record means another attempt.
  *
- * Per endpoint, a healthy receiver may hold `perEndpointConcurrency` slots, one that is failing
- * (failing_since set) only `failingEndpointConcurrency`: a receiver that hangs or stays down cannot
- * take every slot, and its retries wait in the table (next_attempt_at), never in a worker.
+ * Per endpoint, a healthy receiver may hold `perEndpointConcurrency` deliveries in flight, one that
+ * is failing (failing_since set) only `failingEndpointConcurrency`, and a merchant's endpoints
+ * together `perMerchantConcurrency`: caps of the whole cluster, counted by the claim in the database
+ * (claim-repository.ts). A receiver that hangs or stays down cannot take every slot, a merchant with
+ * many slow receivers cannot either, and retries wait in the table (next_attempt_at), never in a worker.
+ * The in-process counts below only decide when a claim is worth making.
  *
  * Claims come in batches: an endpoint is claimed for again only once half of its cap is free (or it
  * is idle), not after every POST that returns, and the claim's window of due rows is twice its free
@@ -50,6 +53,8 @@ export interface DeliveryWorkerOptions {
   perEndpointConcurrency: number;
   /** In-flight cap of a failing endpoint. */
   failingEndpointConcurrency: number;
+  /** In-flight cap of a merchant, all its endpoints together (across replicas, counted by the claim). */
+  perMerchantConcurrency: number;
   leaseMs: number;
   /** Fallback poll when nothing wakes the worker. */
   pollIntervalMs: number;
@@ -82,6 +87,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const { logger } = options;
   const healthyCap = Math.max(1, options.perEndpointConcurrency);
   const failingCap = Math.max(1, Math.min(options.failingEndpointConcurrency, healthyCap));
+  const merchantCap = Math.max(healthyCap, options.perMerchantConcurrency);
   // Bounded work per claim statement; rows it skips are deferred, so later claims see fresh ones.
   const scanLimit = Math.max(256, options.concurrency * 4);
   const inFlight = new Map<string, number>();
@@ -263,7 +269,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
               limit: free,
               healthyCap,
               failingCap,
-              inFlight,
+              merchantCap,
               fullEndpointIds: full,
               leaseMs: options.leaseMs,
               scanLimit: window,

@@ -6,7 +6,7 @@ import type { AttemptResult } from "./deliver-webhook.ts";
  * Records finished attempts, many per transaction (the attempt recorder's group commit): the attempt
  * log rows, each delivery's new state, the endpoints' failing_since, disabling, and the release of the
  * next version of each finished (endpoint, resource). Until this commits, a delivery keeps its
- * claim lease, so a crash between POST and record leads to another attempt (at-least-once). Updates
+ * claim lease (and counts as in flight against its endpoint's and merchant's caps), so a crash between POST and record leads to another attempt (at-least-once). Updates
  * apply only while the delivery is still PENDING: it may have been cancelled (endpoint disabled) or
  * deleted while in flight.
  */
@@ -89,6 +89,7 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
        UPDATE webhook_deliveries d
           SET status = CASE i.kind WHEN 'succeeded' THEN 'SUCCEEDED' WHEN 'failed' THEN 'FAILED' ELSE 'PENDING' END::webhook_delivery_status,
               delivered_at = CASE WHEN i.kind = 'succeeded' THEN now() ELSE d.delivered_at END,
+              claimed_until = NULL,
               next_attempt_at = CASE i.kind WHEN 'retry' THEN now() + i.delay_ms * interval '1 millisecond'
                                             WHEN 'gone' THEN d.next_attempt_at ELSE now() END
          FROM input i
