@@ -165,9 +165,13 @@ export async function runLifecycleBench(options: BenchOptions, repoRoot: string,
     only: ["baseline", "query", "auth", "gateway"],
     say,
   });
-  const transport = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.serviceToken }).transport;
+  // Keys and the audit list as the admin tools call them; reads recorded as the gateway records them.
+  const transport = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.appToken }).transport;
+  const gatewayTransport = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.gatewayToken }).transport;
   const apiKeys = createClient(ApiKeyService, transport);
-  const audit = createClient(AuditService, transport);
+  const auditAdmin = createClient(AuditService, transport);
+  const recorder = createClient(AuditService, gatewayTransport);
+  const audit = { listAuditEvents: auditAdmin.listAuditEvents.bind(auditAdmin), recordReads: recorder.recordReads.bind(recorder) };
   const merchantId = dataset.bigMerchantId;
   let keyId = "";
   try {

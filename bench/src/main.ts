@@ -63,7 +63,7 @@ async function main(): Promise<number> {
     ...(options.profile ? { profile: { names: ["gateway", "query", "auth"], dir: profileDir } } : {}),
     say,
   });
-  const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.serviceToken });
+  const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.appToken });
   const apiKeys = createClient(ApiKeyService, auth.transport);
   let keyId = "";
   try {
@@ -210,7 +210,7 @@ function webhookPhase(
   return runWebhookBench({
     admin: on.admin,
     webhookUrl: on.webhookUrl,
-    serviceToken: secrets.serviceToken,
+    serviceToken: secrets.appToken,
     merchantId: dataset.hooksMerchantId,
     receiver: on.receiver,
     latencyChanges: options.latencyChanges,
@@ -369,7 +369,7 @@ async function feedOnly(
     only: ["query", "auth", "gateway"],
     say,
   });
-  const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.serviceToken });
+  const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: secrets.appToken });
   try {
     // The second merchant: its rows change here, so the big merchant's pages stay the same for the HTTP runs.
     const merchantId = dataset.hooksMerchantId;

@@ -34,7 +34,10 @@ import { buildBundles, bundleNameFor, bundleNodeArgs } from "../../deploy/build/
 const BENCH_ENTRIES: Readonly<Record<string, string>> = { "bench-baseline": "bench/src/baseline-main.ts", "bench-floor": "bench/src/floor-main.ts" };
 
 export interface BenchSecrets {
-  serviceToken: string;
+  /** The app's token: the bench creates keys and endpoints as the admin tools do. */
+  appToken: string;
+  /** The gateway's token: the audit bench records reads as the gateway does. */
+  gatewayToken: string;
   pageTokenSecret: string;
   /** The one key of both the baseline and the floor. */
   baselineKey: string;
@@ -45,7 +48,10 @@ export interface BenchSecrets {
 export function inventSecrets(): BenchSecrets {
   const hex = () => randomBytes(18).toString("hex");
   const dev: DevSecrets = {
-    SUBDATA_SERVICE_TOKEN: randomBytes(32).toString("base64url"),
+    SUBDATA_GATEWAY_TOKEN: randomBytes(32).toString("base64url"),
+    SUBDATA_CONSOLE_TOKEN: randomBytes(32).toString("base64url"),
+    SUBDATA_APP_TOKEN: randomBytes(32).toString("base64url"),
+    SUBDATA_CLI_TOKEN: randomBytes(32).toString("base64url"),
     SUBDATA_PAGE_TOKEN_SECRET: randomBytes(32).toString("base64url"),
     SUBDATA_WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
     SUBDATA_POSTGRES_PASSWORD: hex(),
@@ -61,7 +67,8 @@ export function inventSecrets(): BenchSecrets {
     SUBDATA_NATS_GATEWAY_PASSWORD: randomBytes(32).toString("base64url"),
   };
   return {
-    serviceToken: dev.SUBDATA_SERVICE_TOKEN,
+    appToken: dev.SUBDATA_APP_TOKEN,
+    gatewayToken: dev.SUBDATA_GATEWAY_TOKEN,
     pageTokenSecret: dev.SUBDATA_PAGE_TOKEN_SECRET,
     baselineKey: `bench_${randomBytes(24).toString("hex")}`,
     floorCursorSecret: randomBytes(32).toString("base64url"),
@@ -262,7 +269,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const base = `http://127.0.0.1:${spec.port}`;
       const check =
         spec.readiness.kind === "grpc-health"
-          ? () => grpcHealthServing(base, options.secrets.serviceToken)
+          ? () => grpcHealthServing(base, options.secrets.appToken)
           : spec.readiness.kind === "http"
             ? () => httpAnswers(`${base}${(spec.readiness as { path: string }).path}`)
             : async () => true;

@@ -63,7 +63,7 @@ export async function runTracingBench(input: {
         only: ["query", "auth", "gateway"],
         env: exporting === "on" ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } : {},
       });
-      const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: input.stackOptions.secrets.serviceToken });
+      const auth = createServiceTransport({ baseUrl: stack.authUrl, serviceToken: input.stackOptions.secrets.appToken });
       try {
         const created = await createClient(ApiKeyService, auth.transport).createApiKey({
           merchantId: input.merchantId,

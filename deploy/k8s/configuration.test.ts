@@ -76,8 +76,10 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
     }
   });
 
-  it("gives every process that reads a rotation variable its optional Secret key, and makes nothing else optional but the collector's headers", () => {
-    const rotation = ["SUBDATA_SERVICE_TOKENS_ACCEPTED", "SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED", "SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS"];
+  it("gives every process that reads a rotation variable its optional Secret key, and makes nothing else optional but callers' hashes and the collector's headers", () => {
+    const rotation = ["SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED", "SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS"];
+    // Callers a deployment may not have (the console, the app, the CLI): their config allows no value.
+    const optionalCallers = ["SUBDATA_CONSOLE_TOKEN_SHA256", "SUBDATA_APP_TOKEN_SHA256", "SUBDATA_CLI_TOKEN_SHA256"];
     // components/tracing: a collector inside the cluster usually wants no key, so its Secret may be absent.
     const tracing = ["OTEL_EXPORTER_OTLP_HEADERS"];
     let given = 0;
@@ -91,12 +93,47 @@ describe.each(renderedOverlayNames)("the %s overlay's environment", (overlay) =>
       }
       const optional = env.filter((variable) => variable.valueFrom?.secretKeyRef?.optional).map((variable) => variable.name);
       expect(
-        optional.filter((name) => !rotation.includes(name) && !tracing.includes(name)),
+        optional.filter((name) => !rotation.includes(name) && !tracing.includes(name) && !optionalCallers.includes(name)),
         workload.name,
       ).toEqual([]);
     }
-    // query, auth and webhook: two each, and the webhook's previous master keys; the console: its service tokens.
-    expect(given).toBe(8);
+    // query, auth and webhook: the page-token secret each, and the webhook's previous master keys.
+    expect(given).toBe(4);
+  });
+
+  it("gives each workload its own Secret of RPC credentials: callers their token, servers only the hashes of their callers'", () => {
+    const credentials = Object.fromEntries(
+      workloadsOf(objects).map((workload) => {
+        const env = workload.containers[0]!.env ?? [];
+        const references = env
+          .filter((variable) => /^SUBDATA_[A-Z]+_TOKEN(_SHA256)?$/.test(variable.name))
+          .map((variable) => `${variable.name} ${variable.valueFrom?.secretKeyRef?.name}/${variable.valueFrom?.secretKeyRef?.key}`);
+        return [workload.name, references];
+      }),
+    );
+    expect(credentials).toEqual({
+      "subdata-query": ["SUBDATA_GATEWAY_TOKEN_SHA256 subdata-query-rpc/gateway-sha256"],
+      "subdata-auth": [
+        "SUBDATA_GATEWAY_TOKEN_SHA256 subdata-auth-rpc/gateway-sha256",
+        "SUBDATA_CONSOLE_TOKEN_SHA256 subdata-auth-rpc/console-sha256",
+        "SUBDATA_APP_TOKEN_SHA256 subdata-auth-rpc/app-sha256",
+        "SUBDATA_CLI_TOKEN_SHA256 subdata-auth-rpc/cli-sha256",
+      ],
+      "subdata-webhook": [
+        "SUBDATA_CONSOLE_TOKEN_SHA256 subdata-webhook-rpc/console-sha256",
+        "SUBDATA_APP_TOKEN_SHA256 subdata-webhook-rpc/app-sha256",
+        "SUBDATA_CLI_TOKEN_SHA256 subdata-webhook-rpc/cli-sha256",
+      ],
+      "subdata-relay": [],
+      "subdata-gateway": ["SUBDATA_GATEWAY_TOKEN subdata-gateway-rpc/token"],
+      "subdata-migrate": [],
+      "subdata-maintain": [],
+      "subdata-console": [
+        "SUBDATA_CONSOLE_TOKEN subdata-console-rpc/token",
+        "SUBDATA_APP_TOKEN_SHA256 subdata-console-rpc/app-sha256",
+        "SUBDATA_CLI_TOKEN_SHA256 subdata-console-rpc/cli-sha256",
+      ],
+    });
   });
 
   it("gives each database process its own role's connection and the migration the owner's", () => {

@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { BUNDLE_ENTRIES, BUNDLE_NODE_FLAGS, buildBundles, bundlePathFor, type BuildResult } from "../build/bundle.ts";
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { loadConfig } from "@subdata/runtime";
+import { composeEnvironment } from "../local/src/compose-env.ts";
 import { COMMAND_LINE_FLAGS, NODE_OPTIONS_FLAGS } from "../local/src/node-flags.ts";
 import { processConfigs, requiredVariables } from "./test-support/process-configs.ts";
 import { repositoryRoot } from "./test-support/render.ts";
@@ -301,6 +304,26 @@ describe("deploy/compose.yaml", () => {
     }
   });
 
+  it("starts every process with the deploy/.env that npm run compose:env generates: each variable set, each config valid", () => {
+    const { values } = composeEnvironment({});
+    const interpolate = (text: string) =>
+      text.replace(/\$\{([A-Z0-9_]+)(?::\?[^}]*|:-([^}]*))?\}/g, (_, name: string, fallback?: string) => {
+        expect(values[name] ?? fallback, `${name} is generated`).toBeDefined();
+        return values[name] ?? fallback ?? "";
+      });
+    for (const [name, service] of subdataServices) {
+      const shape = processConfigs[service.command![0]!];
+      if (!shape) continue;
+      const environment = Object.fromEntries(Object.entries(service.environment ?? {}).map(([variable, value]) => [variable, interpolate(String(value))]));
+      expect(() => loadConfig(shape, environment), name).not.toThrow();
+    }
+    // Each server holds the SHA-256 of the very token its caller sends.
+    expect(values.SUBDATA_GATEWAY_TOKEN_SHA256).toBe(createHash("sha256").update(values.SUBDATA_GATEWAY_TOKEN!).digest("hex"));
+    // A rerun keeps every value, including a hash list edited for a rotation.
+    const rotating = { ...values, SUBDATA_APP_TOKEN_SHA256: `${values.SUBDATA_APP_TOKEN_SHA256},${"a".repeat(64)}` };
+    expect(composeEnvironment(rotating)).toEqual({ values: rotating, created: [] });
+  });
+
   it("gives every process each variable it requires, and only variables it reads", () => {
     for (const [name, service] of subdataServices) {
       const shape = processConfigs[service.command![0]!];
@@ -321,11 +344,11 @@ describe("deploy/compose.yaml", () => {
         if (!SECRET_LOOKING.test(variable)) continue;
         // Required secrets fail fast (:?); the rotation extras default to empty (:-) and are named,
         // commented out, in .env.example.
-        expect(String(value), `${name}.${variable} is interpolated`).toMatch(/\$\{[A-Z_]+(:\?[^}]*|:-)?\}/);
-        for (const match of String(value).matchAll(/\$\{([A-Z_]+):\?/g)) {
+        expect(String(value), `${name}.${variable} is interpolated`).toMatch(/\$\{[A-Z0-9_]+(:\?[^}]*|:-)?\}/);
+        for (const match of String(value).matchAll(/\$\{([A-Z0-9_]+):\?/g)) {
           expect(example, `${match[1]} in .env.example`).toMatch(new RegExp(`^${match[1]}=replace-me`, "m"));
         }
-        for (const match of String(value).matchAll(/\$\{([A-Z_]+):-\}/g)) {
+        for (const match of String(value).matchAll(/\$\{([A-Z0-9_]+):-\}/g)) {
           expect(example, `${match[1]} in .env.example`).toMatch(new RegExp(`^# ${match[1]}=`, "m"));
         }
       }

@@ -7,7 +7,7 @@ const token = randomBytes(24).toString("base64url");
 
 describe("the gateway configuration", () => {
   it("has the documented defaults", () => {
-    expect(loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: token })).toMatchObject({
+    expect(loadGatewayConfig({ SUBDATA_GATEWAY_TOKEN: token })).toMatchObject({
       PORT: 8080,
       SUBDATA_QUERY_URL: "http://127.0.0.1:8091",
       SUBDATA_AUTH_URL: "http://127.0.0.1:8092",
@@ -21,7 +21,7 @@ describe("the gateway configuration", () => {
 
   it("requires the service token, naming it but never printing values", () => {
     expect(() => loadGatewayConfig({})).toThrow(ConfigError);
-    expect(() => loadGatewayConfig({})).toThrow(/SUBDATA_SERVICE_TOKEN/);
+    expect(() => loadGatewayConfig({})).toThrow(/SUBDATA_GATEWAY_TOKEN/);
   });
 
   it.each([
@@ -29,10 +29,10 @@ describe("the gateway configuration", () => {
     ["2", 2],
     ["10.0.0.0/8, 127.0.0.1", ["10.0.0.0/8", "127.0.0.1"]],
   ])("reads SUBDATA_TRUST_PROXY=%s", (value, expected) => {
-    expect(loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: token, SUBDATA_TRUST_PROXY: value }).SUBDATA_TRUST_PROXY).toEqual(expected);
+    expect(loadGatewayConfig({ SUBDATA_GATEWAY_TOKEN: token, SUBDATA_TRUST_PROXY: value }).SUBDATA_TRUST_PROXY).toEqual(expected);
   });
 
   it("refuses a nonsensical SUBDATA_TRUST_PROXY", () => {
-    expect(() => loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: token, SUBDATA_TRUST_PROXY: "everyone!" })).toThrow(/SUBDATA_TRUST_PROXY/);
+    expect(() => loadGatewayConfig({ SUBDATA_GATEWAY_TOKEN: token, SUBDATA_TRUST_PROXY: "everyone!" })).toThrow(/SUBDATA_TRUST_PROXY/);
   });
 });

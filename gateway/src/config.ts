@@ -24,7 +24,7 @@ const trustProxy = () =>
       return z.NEVER;
     });
 
-/** The gateway's environment, validated at start-up; the service token has no default anywhere. */
+/** The gateway's environment, validated at start-up; its token has no default anywhere. */
 export const gatewayConfigShape = {
   HOST: env.host(),
   PORT: env.port(8080),
@@ -38,7 +38,7 @@ export const gatewayConfigShape = {
   LOG_LEVEL: env.logLevel(),
   SUBDATA_QUERY_URL: env.url().default("http://127.0.0.1:8091"),
   SUBDATA_AUTH_URL: env.url().default("http://127.0.0.1:8092"),
-  SUBDATA_SERVICE_TOKEN: env.secret(),
+  SUBDATA_GATEWAY_TOKEN: env.secret(),
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   /** NATS_USER, NATS_PASSWORD (and NODE_ENV, which makes them required): the gateway's own NATS user, which may only subscribe to revocations. */
   ...natsCredentialShape,

@@ -27,7 +27,7 @@ const health = createHealthState();
 const upstream = createUpstreamClients({
   queryUrl: config.SUBDATA_QUERY_URL,
   authUrl: config.SUBDATA_AUTH_URL,
-  serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  serviceToken: config.SUBDATA_GATEWAY_TOKEN,
   queryQueueMax: config.SUBDATA_QUERY_QUEUE_MAX,
   interceptors: [sendTraceContext(trace, tracing)],
   metrics,

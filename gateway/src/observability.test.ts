@@ -32,7 +32,7 @@ beforeEach(() => {
   gateway = createGateway({
     clients: fake.clients,
     logger,
-    config: loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("base64url") }),
+    config: loadGatewayConfig({ SUBDATA_GATEWAY_TOKEN: randomBytes(24).toString("base64url") }),
     apiKeyCache,
     metrics,
     trace,

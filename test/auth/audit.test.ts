@@ -270,7 +270,7 @@ describe("the audit list's filters", () => {
     ] as const) {
       ids.push((await auth.audit.recordRead(read(merchantId, "key_cli", { route, status, occurredAt: second(i) }))).auditEventId);
     }
-    const env = { SUBDATA_AUTH_URL: auth.baseUrl, SUBDATA_SERVICE_TOKEN: auth.serviceToken };
+    const env = { SUBDATA_AUTH_URL: auth.baseUrl, SUBDATA_CLI_TOKEN: auth.tokens.cli };
     const list = async (...filters: string[]) => {
       const run = await runCli(["audit", "list", "--merchant", merchantId, ...filters, "--json"], { env });
       expect(run.stderr).toBe("");

@@ -6,7 +6,7 @@ import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb
 import { createAuthDependencies, createAuthServer, createNatsRevocationPublisher, type AuthDependencies } from "@subdata/auth";
 import { createPool, createServiceTransport, type Queryable } from "@subdata/runtime";
 import { inject } from "vitest";
-import { createCapturedLogger } from "@subdata/runtime/test-support";
+import { type CallerTokens, createAllowedCallerTransport, createCallerTokens, createCapturedLogger } from "@subdata/runtime/test-support";
 
 export interface AuthHarnessOptions {
   /** Wraps the auth role's pool, e.g. to fail statements. */
@@ -25,7 +25,8 @@ export interface AuthHarness {
   anonymous: { apiKeys: Client<typeof ApiKeyService>; audit: Client<typeof AuditService> };
   wrongCredential: { apiKeys: Client<typeof ApiKeyService> };
   baseUrl: string;
-  serviceToken: string;
+  /** Each caller's token (the server accepts them all; the access table decides per RPC). */
+  tokens: CallerTokens["tokens"];
   deps: AuthDependencies;
   /** SQL text of every statement the service sent, in order. */
   statements: string[];
@@ -36,7 +37,7 @@ export interface AuthHarness {
 }
 
 export async function startAuthService(options: AuthHarnessOptions = {}): Promise<AuthHarness> {
-  const serviceToken = randomBytes(32).toString("hex");
+  const callers = createCallerTokens();
   const { logger, lines: logs } = createCapturedLogger({ name: "auth-test", level: "trace" });
   const pool = createPool({ connectionString: inject("roleDatabaseUrls").auth, applicationName: "auth-test", max: 4 });
   const statements: string[] = [];
@@ -57,10 +58,10 @@ export async function startAuthService(options: AuthHarnessOptions = {}): Promis
     revocations,
     onAuditFlush: (outcome) => auditFlushes.push(outcome),
   });
-  const server = createAuthServer({ ...deps, serviceToken, logger });
+  const server = createAuthServer({ ...deps, callers: callers.credentials, logger });
   const address = await server.listen("127.0.0.1", 0);
   const baseUrl = `http://127.0.0.1:${address.port}`;
-  const transport = createServiceTransport({ baseUrl, serviceToken });
+  const transport = createAllowedCallerTransport({ baseUrl, tokens: callers.tokens });
   const anonymousTransport = createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true });
   const wrongTransport = createServiceTransport({ baseUrl, serviceToken: randomBytes(32).toString("hex") });
   return {
@@ -72,7 +73,7 @@ export async function startAuthService(options: AuthHarnessOptions = {}): Promis
     },
     wrongCredential: { apiKeys: createClient(ApiKeyService, wrongTransport.transport) },
     baseUrl,
-    serviceToken,
+    tokens: callers.tokens,
     deps,
     statements,
     logs,

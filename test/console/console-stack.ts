@@ -6,6 +6,7 @@ import { PortalSessionService } from "@subdata/proto/subdata/console/v1/portal_s
 import { WebhookDeliveryService } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
+import { createCallerTokens } from "@subdata/runtime/test-support";
 import pg from "pg";
 import { inject } from "vitest";
 import { freePort } from "../faults/free-port.ts";
@@ -38,10 +39,11 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
   const stream = `${runId}_console`;
   const database = await createTestDatabase("console");
   const admin = new pg.Pool({ connectionString: database.adminUrl, max: 3 });
-  const serviceToken = randomBytes(24).toString("hex");
+  // Every process gets every caller's token and hash; the access table still decides per RPC.
+  const callers = createCallerTokens();
   const processes: RunningProcess[] = [];
   const common = {
-    SUBDATA_SERVICE_TOKEN: serviceToken,
+    ...callers.environment,
     SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("hex"),
     NATS_URL: inject("natsUrl"),
     SUBDATA_EVENTS_STREAM: stream,
@@ -91,8 +93,8 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     const gatewayLine = await gateway.waitForLine((line) => line.msg === "gateway listening", "gateway listening");
     const gatewayUrl = `http://127.0.0.1:${new URL(String(gatewayLine.address)).port}`;
     const consolePorts = await listeningPorts(consoleProcess);
-    const consoleTransport = createServiceTransport({ baseUrl: `http://127.0.0.1:${consolePorts.port}`, serviceToken });
-    const webhookTransport = createServiceTransport({ baseUrl: webhookUrl, serviceToken });
+    const consoleTransport = createServiceTransport({ baseUrl: `http://127.0.0.1:${consolePorts.port}`, serviceToken: callers.tokens.app });
+    const webhookTransport = createServiceTransport({ baseUrl: webhookUrl, serviceToken: callers.tokens.app });
     return {
       database,
       admin,

@@ -4,7 +4,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { migrate, roleDatabaseUrl, serviceRoles, type ServiceName } from "@subdata/db";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { createServiceTransport } from "@subdata/runtime";
+import { createAllowedCallerTransport, createCallerTokens } from "@subdata/runtime/test-support";
 import pg from "pg";
 import { startFaultProxy, type FaultProxy } from "./fault-proxy.ts";
 import type { NatsRole } from "@subdata/events";
@@ -89,7 +89,8 @@ export async function startFaultStack(): Promise<FaultStack> {
     return url.toString();
   };
 
-  const serviceToken = randomBytes(24).toString("base64url");
+  // Every process gets every caller's token and hash; the access table still decides per RPC.
+  const callers = createCallerTokens();
   const urls = {
     query: `http://127.0.0.1:${ports.query}`,
     auth: `http://127.0.0.1:${ports.auth}`,
@@ -100,7 +101,7 @@ export async function startFaultStack(): Promise<FaultStack> {
     HOST: "127.0.0.1",
     LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? "warn",
     METRICS_PORT: "0",
-    SUBDATA_SERVICE_TOKEN: serviceToken,
+    ...callers.environment,
     SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("base64url"),
     NATS_URL: natsUrl,
   };
@@ -109,7 +110,7 @@ export async function startFaultStack(): Promise<FaultStack> {
     SUBDATA_WEBHOOK_ALLOW_PRIVATE: "true",
     SUBDATA_WEBHOOK_RETRY_SCHEDULE: FAULT_RETRY_SCHEDULE,
   };
-  const grpc = (url: string) => ({ kind: "grpc" as const, url, token: serviceToken });
+  const grpc = (url: string) => ({ kind: "grpc" as const, url, token: callers.tokens.app });
   const services = {
     query: createServiceProcess(
       {
@@ -188,8 +189,8 @@ export async function startFaultStack(): Promise<FaultStack> {
   };
   await Promise.all(Object.values(services).flatMap((service) => (service === services.webhook2 ? [] : [service.start()])));
 
-  const authTransport = createServiceTransport({ baseUrl: urls.auth, serviceToken });
-  const webhookTransport = createServiceTransport({ baseUrl: urls.webhook, serviceToken });
+  const authTransport = createAllowedCallerTransport({ baseUrl: urls.auth, tokens: callers.tokens });
+  const webhookTransport = createAllowedCallerTransport({ baseUrl: urls.webhook, tokens: callers.tokens });
   return {
     postgres,
     nats,

@@ -68,13 +68,13 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
   const query = await startQueryServer();
   const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 4 });
   const { logger, lines: logs } = createCapturedLogger({ name: "gateway", level: "debug" });
-  // The two harnesses use different service tokens; production uses one SUBDATA_SERVICE_TOKEN.
-  const queryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.serviceToken });
-  const waitingQueryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.serviceToken });
-  const authTransport = createServiceTransport({ baseUrl: auth.baseUrl, serviceToken: auth.serviceToken });
+  // The gateway's own credential: each harness made its own set of caller tokens.
+  const queryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.tokens.gateway });
+  const waitingQueryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.tokens.gateway });
+  const authTransport = createServiceTransport({ baseUrl: auth.baseUrl, serviceToken: auth.tokens.gateway });
   // Suites send many requests (and bad keys) from one address; the limits have suites of their own.
   const config = loadGatewayConfig({
-    SUBDATA_SERVICE_TOKEN: auth.serviceToken,
+    SUBDATA_GATEWAY_TOKEN: auth.tokens.gateway,
     SUBDATA_RATE_LIMIT_QUOTA: "10000",
     SUBDATA_AUTH_FAILURE_QUOTA: "10000",
     ...environment,

@@ -504,7 +504,7 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     name: "keys create --expires-in",
     cases: at(expiresIn, (value) => ["keys", "create", "--merchant=mer_x", `--expires-in=${value}`]),
     mentions: /--expires-in/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "audit export --since",
@@ -536,25 +536,25 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     name: "audit list --status",
     cases: at(auditStatus, (value) => ["audit", "list", "--merchant=mer_x", `--status=${value}`]),
     mentions: /--status/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "audit list --since",
     cases: at(exportBoundary, (value) => ["audit", "list", "--merchant=mer_x", `--since=${value}`, "--until=9999-12-31"]),
     mentions: /--since/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "audit list --limit",
     cases: at(wholeNumbers(1, 10_000), (value) => ["audit", "list", "--merchant=mer_x", `--limit=${value}`]),
     mentions: /--limit/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "webhooks create --events",
     cases: at(eventLists, (value) => ["webhooks", "create", "--merchant=mer_x", "--url=https://example.com/", `--events=${value}`]),
     mentions: /--events/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "webhooks rotate-secret --grace",
@@ -576,31 +576,31 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
       (value) => ["webhooks", "rotate-secret", "--merchant=mer_x", `--grace=${value}`, "--", "we_x"],
     ),
     mentions: /--grace/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "webhooks deliveries --limit",
     cases: at(wholeNumbers(1, 1_000), (value) => ["webhooks", "deliveries", "--merchant=mer_x", `--limit=${value}`, "--", "we_x"]),
     mentions: /--limit/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "webhooks deliveries --status",
     cases: at(statusWords(DELIVERY_STATUSES), (value) => ["webhooks", "deliveries", "--merchant=mer_x", `--status=${value}`, "--", "we_x"]),
     mentions: /--status/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "webhooks replay --since",
     cases: at(timeOrAgo, (value) => ["webhooks", "replay", "--merchant=mer_x", `--since=${value}`, "--", "we_x"]),
     mentions: /--since/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "webhooks replay --until",
     cases: at(timeOrAgo, (value) => ["webhooks", "replay", "--merchant=mer_x", "--since=1h", `--until=${value}`, "--", "we_x"]),
     mentions: /--until/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "webhooks reencrypt-secrets --batch-size",
@@ -662,13 +662,13 @@ const LOCAL_CHECKS: readonly LocalCheck[] = [
     name: "an option passed on to a service",
     cases: at(anyText, (value) => ["webhooks", "test", `--merchant=${value}`, "--", "we_x"]),
     mentions: /--merchant/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
   {
     name: "an argument passed on to a service",
     cases: at(anyText, (value) => ["keys", "revoke", "--merchant=mer_x", "--", value]),
     mentions: /KEY_ID/,
-    setting: "SUBDATA_SERVICE_TOKEN",
+    setting: "SUBDATA_CLI_TOKEN",
   },
 ];
 
@@ -704,11 +704,11 @@ describe("hostile arguments and options at the subdata CLI", () => {
 
   const envFor = (uses: CommandCase["uses"]): Record<string, string> =>
     uses === "auth"
-      ? { SUBDATA_AUTH_URL: auth.baseUrl, SUBDATA_SERVICE_TOKEN: auth.serviceToken }
+      ? { SUBDATA_AUTH_URL: auth.baseUrl, SUBDATA_CLI_TOKEN: auth.tokens.cli }
       : uses === "webhook"
-        ? { SUBDATA_WEBHOOK_URL: webhook.baseUrl, SUBDATA_SERVICE_TOKEN: webhook.serviceToken }
+        ? { SUBDATA_WEBHOOK_URL: webhook.baseUrl, SUBDATA_CLI_TOKEN: webhook.tokens.cli }
         : uses === "console"
-          ? { SUBDATA_CONSOLE_URL: consoleServer.baseUrl, SUBDATA_SERVICE_TOKEN: consoleServer.serviceToken }
+          ? { SUBDATA_CONSOLE_URL: consoleServer.baseUrl, SUBDATA_CLI_TOKEN: consoleServer.tokens.cli }
           : { DATABASE_URL: inject("adminDatabaseUrl") };
 
   const merchant = { value: () => merchantId, mentions: /merchant/ };

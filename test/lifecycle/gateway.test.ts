@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createClient } from "@connectrpc/connect";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { createServiceTransport } from "@subdata/runtime";
+import { createCallerTokens } from "@subdata/runtime/test-support";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
@@ -17,9 +18,9 @@ import { listeningPorts, type RunningProcess, sample, scrape, startProcess } fro
  */
 
 describe("gateway lifecycle under load", () => {
-  const serviceToken = randomBytes(24).toString("hex");
+  const callers = createCallerTokens();
   const common = {
-    SUBDATA_SERVICE_TOKEN: serviceToken,
+    ...callers.environment,
     SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("hex"),
     NATS_URL: inject("natsUrl"),
   };
@@ -61,7 +62,7 @@ describe("gateway lifecycle under load", () => {
     const fixtures = createFixtures(admin);
     const merchantId = await fixtures.merchant();
     for (let i = 0; i < 3; i++) await fixtures.subscription({ merchantId });
-    const authTransport = createServiceTransport({ baseUrl: `http://127.0.0.1:${authPorts.port}`, serviceToken });
+    const authTransport = createServiceTransport({ baseUrl: `http://127.0.0.1:${authPorts.port}`, serviceToken: callers.tokens.app });
     const created = await createClient(ApiKeyService, authTransport.transport).createApiKey({ merchantId, name: "lifecycle" });
     authTransport.close();
     const key = created.key;
@@ -145,7 +146,7 @@ describe("gateway lifecycle under load", () => {
     // The key never reaches a log, in any process.
     for (const proc of [gateway, query, auth]) {
       expect(proc.output()).not.toContain(key);
-      expect(proc.output()).not.toContain(serviceToken);
+      for (const token of Object.values(callers.tokens)) expect(proc.output()).not.toContain(token);
     }
 
     // The services stop cleanly too: health off, GOAWAY, drain, pools closed.

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createCallerTokens } from "@subdata/runtime/test-support";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createSecretBox, generateSigningSecret } from "@subdata/webhook";
@@ -94,7 +95,7 @@ describe("webhook service lifecycle mid-burst", () => {
 
     const webhookEnv = {
       ...common,
-      SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("hex"),
+      ...createCallerTokens().environment,
       SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("hex"),
       // At most two POSTs at a time, each answered 150 ms after the shutdown began: the burst cannot finish
       // between SIGTERM and the pipeline's stop.

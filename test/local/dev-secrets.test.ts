@@ -17,7 +17,7 @@ describe("dev secrets (.subdata/dev.env)", () => {
   it("generates every secret on the first run, strong enough for the services' checks", () => {
     const { secrets, created } = loadDevSecrets(path);
     expect(created.sort()).toEqual([...devSecretNames].sort());
-    expect(secrets.SUBDATA_SERVICE_TOKEN.length).toBeGreaterThanOrEqual(32);
+    expect(secrets.SUBDATA_CLI_TOKEN.length).toBeGreaterThanOrEqual(32);
     expect(secrets.SUBDATA_PAGE_TOKEN_SECRET.length).toBeGreaterThanOrEqual(32);
     expect(Buffer.from(secrets.SUBDATA_WEBHOOK_SECRET_KEY, "base64")).toHaveLength(32);
     expect(new Set(Object.values(secrets)).size).toBe(devSecretNames.length);
@@ -32,10 +32,10 @@ describe("dev secrets (.subdata/dev.env)", () => {
   });
 
   it("generates only what is missing from an older file", () => {
-    writeDevEnvFile(path, { SUBDATA_SERVICE_TOKEN: "x".repeat(40) }, []);
+    writeDevEnvFile(path, { SUBDATA_CLI_TOKEN: "x".repeat(40) }, []);
     const { secrets, created } = loadDevSecrets(path);
-    expect(secrets.SUBDATA_SERVICE_TOKEN).toBe("x".repeat(40));
-    expect(created).not.toContain("SUBDATA_SERVICE_TOKEN");
+    expect(secrets.SUBDATA_CLI_TOKEN).toBe("x".repeat(40));
+    expect(created).not.toContain("SUBDATA_CLI_TOKEN");
     expect(created).toContain("SUBDATA_PAGE_TOKEN_SECRET");
   });
 

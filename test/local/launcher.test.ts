@@ -140,9 +140,13 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
 
     const dev = readFileSync(join(dataDir, "dev.env"), "utf8");
     expect(dev).toContain(`SUBDATA_QUERY_URL=http://127.0.0.1:${ports.QUERY_PORT}`);
-    const token = /^SUBDATA_SERVICE_TOKEN=(.+)$/m.exec(dev)?.[1] ?? "";
+    const token = /^SUBDATA_APP_TOKEN=(.+)$/m.exec(dev)?.[1] ?? "";
     expect(token.length).toBeGreaterThanOrEqual(32);
-    expect(output).not.toContain(token);
+    for (const caller of ["GATEWAY", "CONSOLE", "APP", "CLI"]) {
+      const own = new RegExp(`^SUBDATA_${caller}_TOKEN=(.+)$`, "m").exec(dev)?.[1] ?? "";
+      expect(own.length, caller).toBeGreaterThanOrEqual(32);
+      expect(output).not.toContain(own);
+    }
 
     // The launcher works at every stage of the project: a service not written yet is skipped.
     const marker = `SUBDATA_QUERY_URL=http://127.0.0.1:${ports.QUERY_PORT}`;
@@ -190,7 +194,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
       for (const name of ["query", "auth", "webhook", "relay", "gateway", "console", "subdata"]) expect(scripts, name).toContain(bundles[name]);
       expect(commandLines.filter((args) => args.includes("tsx"))).toEqual([]);
       const dev = readFileSync(join(dataDir, "dev.env"), "utf8");
-      const token = /^SUBDATA_SERVICE_TOKEN=(.+)$/m.exec(dev)?.[1] ?? "";
+      const token = /^SUBDATA_APP_TOKEN=(.+)$/m.exec(dev)?.[1] ?? "";
       expect(await grpcHealthServing(`http://127.0.0.1:${ports.QUERY_PORT}`, token)).toBe(true);
 
       expect(await stopLauncher(run), run.output()).toBe(0);

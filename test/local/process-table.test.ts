@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { loadLocalConfig } from "../../deploy/local/src/config.ts";
 import type { DevSecrets } from "../../deploy/local/src/dev-secrets.ts";
@@ -6,7 +7,10 @@ import { buildProcessTable, childEnvironment } from "../../deploy/local/src/proc
 import { renderSummary } from "../../deploy/local/src/summary.ts";
 
 const secrets: DevSecrets = {
-  SUBDATA_SERVICE_TOKEN: "service-token-0123456789abcdef0123456789",
+  SUBDATA_GATEWAY_TOKEN: "gateway-token-0123456789abcdef0123456789",
+  SUBDATA_CONSOLE_TOKEN: "console-token-0123456789abcdef0123456789",
+  SUBDATA_APP_TOKEN: "app-token-0123456789abcdef0123456789abcd",
+  SUBDATA_CLI_TOKEN: "cli-token-0123456789abcdef0123456789abcd",
   SUBDATA_PAGE_TOKEN_SECRET: "page-token-secret-0123456789abcdef0123",
   SUBDATA_WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
   SUBDATA_POSTGRES_PASSWORD: "adminpw00000000000000000000000000000",
@@ -20,6 +24,7 @@ const secrets: DevSecrets = {
   SUBDATA_NATS_AUTH_PASSWORD: "natsauthpw00000000000000000000000000",
   SUBDATA_NATS_GATEWAY_PASSWORD: "natsgatewaypw00000000000000000000000",
 };
+const sha256Hex = (token: string) => createHash("sha256").update(token).digest("hex");
 const adminUrl = `postgres://postgres:${secrets.SUBDATA_POSTGRES_PASSWORD}@127.0.0.1:54329/subdata`;
 const roleUrls = {
   query: `postgres://subdata_query:${secrets.SUBDATA_QUERY_DB_PASSWORD}@127.0.0.1:54329/subdata`,
@@ -94,7 +99,10 @@ describe("the process table", () => {
       expect(spec.env).toMatchObject({
         HOST: "127.0.0.1",
         LOG_LEVEL: "info",
-        SUBDATA_SERVICE_TOKEN: secrets.SUBDATA_SERVICE_TOKEN,
+        SUBDATA_GATEWAY_TOKEN_SHA256: sha256Hex(secrets.SUBDATA_GATEWAY_TOKEN),
+        SUBDATA_CONSOLE_TOKEN_SHA256: sha256Hex(secrets.SUBDATA_CONSOLE_TOKEN),
+        SUBDATA_APP_TOKEN_SHA256: sha256Hex(secrets.SUBDATA_APP_TOKEN),
+        SUBDATA_CLI_TOKEN_SHA256: sha256Hex(secrets.SUBDATA_CLI_TOKEN),
         SUBDATA_PAGE_TOKEN_SECRET: secrets.SUBDATA_PAGE_TOKEN_SECRET,
         NATS_URL: "nats://127.0.0.1:4222",
         SUBDATA_QUERY_URL: "http://127.0.0.1:8091",
@@ -105,6 +113,20 @@ describe("the process table", () => {
       expect(spec.env.SUBDATA_WEBHOOK_ALLOW_PRIVATE).toBe(usesWebhookKey ? "true" : undefined);
     }
     expect(byName("query").env.PORT).toBe("8091");
+  });
+
+  it("gives each caller its own token and every other process none (servers hold only the hashes)", () => {
+    const tokens = [secrets.SUBDATA_GATEWAY_TOKEN, secrets.SUBDATA_CONSOLE_TOKEN, secrets.SUBDATA_APP_TOKEN, secrets.SUBDATA_CLI_TOKEN];
+    const held = Object.fromEntries(table.map((spec) => [spec.name, tokens.filter((token) => Object.values(spec.env).includes(token))]));
+    expect(held).toEqual({
+      query: [],
+      auth: [],
+      webhook: [],
+      relay: [],
+      gateway: [secrets.SUBDATA_GATEWAY_TOKEN],
+      console: [secrets.SUBDATA_CONSOLE_TOKEN],
+      maintain: [],
+    });
     expect(byName("relay").env.PORT).toBeUndefined();
     expect(byName("relay").env.SUBDATA_RELAY_HEALTH_PORT).toBe("8094");
   });

@@ -3,7 +3,7 @@ import { Code, createClient } from "@connectrpc/connect";
 import { ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createChangeNotifier, createQueryServer } from "@subdata/query";
-import { createLogger, createPool, createServiceTransport, errorDetailOf, type Pool } from "@subdata/runtime";
+import { createLogger, createPool, createServiceTransport, errorDetailOf, type Pool, tokenSha256 } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { listeningPorts, type RunningProcess, startProcess } from "../lifecycle/support/process.ts";
@@ -11,10 +11,11 @@ import { createFixtures } from "../support/fixtures.ts";
 import { rpcError } from "@subdata/runtime/test-support";
 
 // The query service as production starts it (main.ts, environment only), half-way through a rotation:
-// SUBDATA_SERVICE_TOKEN / SUBDATA_PAGE_TOKEN_SECRET are the new values (B), the old ones (A) accepted.
+// the gateway's token B and page-token secret B are the new values, the old ones (A) still accepted.
 const tokenA = randomBytes(24).toString("hex");
 const tokenB = randomBytes(24).toString("hex");
 const tokenC = randomBytes(24).toString("hex");
+const sha256Hex = (token: string) => tokenSha256(token).toString("hex");
 const pageSecretA = randomBytes(32).toString("hex");
 const pageSecretB = randomBytes(32).toString("hex");
 
@@ -31,10 +32,16 @@ function subscriptionsClient(baseUrl: string, serviceToken: string) {
 }
 
 /** An in-process replica of the query service with the given secrets, on port 0. */
-async function replica(secrets: { serviceToken: string; pageTokenSecret: string; acceptedPageTokenSecrets?: string[] }) {
+async function replica(secrets: { serviceToken: string; pageTokenSecret: string }) {
   const logger = createLogger({ name: "query", level: "silent" });
   const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: 10 });
-  const server = createQueryServer({ pool, changes, logger, ...secrets });
+  const server = createQueryServer({
+    pool,
+    changes,
+    logger,
+    pageTokenSecret: secrets.pageTokenSecret,
+    callers: { gateway: [tokenSha256(secrets.serviceToken)] },
+  });
   const address = await server.listen("127.0.0.1", 0);
   closers.push(
     () => server.close(),
@@ -56,8 +63,8 @@ beforeAll(async () => {
   rotated = startProcess("query", "services/query/src/main.ts", {
     LOG_LEVEL: "info",
     DATABASE_URL: inject("roleDatabaseUrls").query,
-    SUBDATA_SERVICE_TOKEN: tokenB,
-    SUBDATA_SERVICE_TOKENS_ACCEPTED: tokenA,
+    // The server holds only the tokens' hashes; the gateway sends B (or, not yet restarted, A).
+    SUBDATA_GATEWAY_TOKEN_SHA256: `${sha256Hex(tokenB)},${sha256Hex(tokenA)}`,
     SUBDATA_PAGE_TOKEN_SECRET: pageSecretB,
     SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: pageSecretA,
   });
@@ -70,8 +77,8 @@ afterAll(async () => {
   await pool?.end();
 });
 
-describe("rotating the service token and the page-token secret without downtime", () => {
-  it("a service started with main B and accepted A answers a client sending A and one sending B, and refuses C", async () => {
+describe("rotating the gateway's token and the page-token secret without downtime", () => {
+  it("a service accepting the hashes of B and A answers a gateway sending A and one sending B, and refuses C", async () => {
     for (const token of [tokenA, tokenB]) {
       const page = await subscriptionsClient(rotatedUrl, token).listSubscriptions({ merchantId, pageSize: 10 });
       expect(page.subscriptions).toHaveLength(3);
@@ -111,17 +118,16 @@ describe("rotating the service token and the page-token secret without downtime"
     }
   });
 
-  it("refuses to start when an accepted value is too short, naming the variable and not the value", async () => {
+  it("refuses to start when an accepted hash is malformed, naming the variable and not the value", async () => {
     const bad = startProcess("query-bad-config", "services/query/src/main.ts", {
       DATABASE_URL: inject("roleDatabaseUrls").query,
-      SUBDATA_SERVICE_TOKEN: tokenB,
-      SUBDATA_SERVICE_TOKENS_ACCEPTED: `${tokenA},tooshort`,
+      SUBDATA_GATEWAY_TOKEN_SHA256: `${sha256Hex(tokenA)},tooshort`,
       SUBDATA_PAGE_TOKEN_SECRET: pageSecretB,
     });
     const exit = await bad.exited;
     expect(exit.code).toBe(1);
-    expect(bad.output()).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 2 must be at least 32 characters");
+    expect(bad.output()).toContain("SUBDATA_GATEWAY_TOKEN_SHA256 is invalid: item 2 of 2 must be 64 lowercase hex digits");
     expect(bad.output()).not.toContain("tooshort");
-    expect(bad.output()).not.toContain(tokenA);
+    expect(bad.output()).not.toContain(sha256Hex(tokenA));
   });
 });

@@ -4,7 +4,8 @@ import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb"
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createChangeNotifier, createQueryPool, createQueryServer } from "@subdata/query";
-import { createLogger, createServiceTransport, type Pool } from "@subdata/runtime";
+import { createLogger, type Pool } from "@subdata/runtime";
+import { type CallerTokens, createAllowedCallerTransport, createCallerTokens } from "@subdata/runtime/test-support";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
 import { createFixtures, type Fixtures } from "./fixtures.ts";
@@ -12,7 +13,8 @@ import { createFixtures, type Fixtures } from "./fixtures.ts";
 export interface RunningQueryServer {
   /** h2c base URL, e.g. "http://127.0.0.1:40123". */
   baseUrl: string;
-  serviceToken: string;
+  /** Each caller's token (the server accepts them all; the access table decides per RPC). */
+  tokens: CallerTokens["tokens"];
   /** The service's own pool (subdata_query role, read-only). */
   pool: Pool;
   subscriptions: Client<typeof SubscriptionService>;
@@ -35,7 +37,7 @@ export interface StartQueryServerOptions {
  * run's database, with fresh random secrets, plus Connect clients that send the service credential.
  */
 export async function startQueryServer(options: StartQueryServerOptions = {}): Promise<RunningQueryServer> {
-  const serviceToken = randomBytes(24).toString("hex");
+  const callers = createCallerTokens();
   const databaseUrl = options.databaseUrl ?? inject("roleDatabaseUrls").query;
   const pool = createQueryPool({
     connectionString: databaseUrl,
@@ -47,16 +49,16 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
   const server = createQueryServer({
     pool,
     changes,
-    serviceToken,
+    callers: callers.credentials,
     pageTokenSecret: randomBytes(32).toString("hex"),
     logger,
   });
   const address = await server.listen("127.0.0.1", 0);
   const baseUrl = `http://127.0.0.1:${address.port}`;
-  const connection = createServiceTransport({ baseUrl, serviceToken });
+  const connection = createAllowedCallerTransport({ baseUrl, tokens: callers.tokens });
   return {
     baseUrl,
-    serviceToken,
+    tokens: callers.tokens,
     pool,
     subscriptions: createClient(SubscriptionService, connection.transport),
     orders: createClient(OrderService, connection.transport),

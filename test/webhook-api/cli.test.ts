@@ -19,7 +19,7 @@ afterAll(async () => {
 describe("subdata webhooks (CLI against the in-process service)", () => {
   it("creates an endpoint, printing the secret once, and lists it without the secret", async () => {
     const merchantId = await fixturesOf(db).merchant();
-    const env = { SUBDATA_WEBHOOK_URL: server.baseUrl, SUBDATA_SERVICE_TOKEN: server.serviceToken };
+    const env = { SUBDATA_WEBHOOK_URL: server.baseUrl, SUBDATA_CLI_TOKEN: server.tokens.cli };
 
     const created = await runCli(
       [
@@ -56,9 +56,9 @@ describe("subdata webhooks (CLI against the in-process service)", () => {
 
   it("names the problem when the service refuses the call", async () => {
     const run = await runCli(["webhooks", "list", "--merchant", "mer_x", "--json"], {
-      env: { SUBDATA_WEBHOOK_URL: server.baseUrl, SUBDATA_SERVICE_TOKEN: "not-the-service-token-not-the-service-token" },
+      env: { SUBDATA_WEBHOOK_URL: server.baseUrl, SUBDATA_CLI_TOKEN: "not-the-cli-token-not-the-cli-token-at-all" },
     });
     expect(run.code).toBe(1);
-    expect(json(run)).toEqual({ error: { code: "config", message: expect.stringContaining("SUBDATA_SERVICE_TOKEN") } });
+    expect(json(run)).toEqual({ error: { code: "config", message: expect.stringContaining("SUBDATA_CLI_TOKEN") } });
   });
 });

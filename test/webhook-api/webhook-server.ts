@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { type Client, createClient } from "@connectrpc/connect";
 import { WebhookDeliveryService } from "@subdata/proto/subdata/webhook/v1/delivery_service_pb";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { createLogger, createPool, createServiceTransport, type Pool } from "@subdata/runtime";
+import { createLogger, createPool, type Pool } from "@subdata/runtime";
+import { type CallerTokens, createAllowedCallerTransport, createCallerTokens } from "@subdata/runtime/test-support";
 import { createSecretBox, createWebhookServer, type SecretBox } from "@subdata/webhook";
 import pg from "pg";
 import { inject } from "vitest";
@@ -11,7 +12,8 @@ import { createFixtures, type Fixtures } from "../support/fixtures.ts";
 export interface RunningWebhookServer {
   /** h2c base URL, e.g. "http://127.0.0.1:40123". */
   baseUrl: string;
-  serviceToken: string;
+  /** Each caller's token (the server accepts them all; the access table decides per RPC). */
+  tokens: CallerTokens["tokens"];
   /** The SUBDATA_WEBHOOK_SECRET_KEY the server seals with (base64). */
   secretKey: string;
   secretBox: SecretBox;
@@ -33,7 +35,7 @@ export interface StartOptions {
  * delivery pipeline runs: these tests look at the rows the RPCs schedule.
  */
 export async function startWebhookServer(options: StartOptions = {}): Promise<RunningWebhookServer> {
-  const serviceToken = randomBytes(24).toString("hex");
+  const callers = createCallerTokens();
   const secretKey = randomBytes(32).toString("base64");
   const pageTokenSecret = randomBytes(32).toString("hex");
   const secretBox = createSecretBox(secretKey);
@@ -41,7 +43,7 @@ export async function startWebhookServer(options: StartOptions = {}): Promise<Ru
   let wakes = 0;
   const server = createWebhookServer({
     pool,
-    serviceToken,
+    callers: callers.credentials,
     pageTokenSecret,
     secretBox,
     allowPrivate: options.allowPrivate ?? false,
@@ -50,10 +52,10 @@ export async function startWebhookServer(options: StartOptions = {}): Promise<Ru
   });
   const address = await server.listen("127.0.0.1", 0);
   const baseUrl = `http://127.0.0.1:${address.port}`;
-  const connection = createServiceTransport({ baseUrl, serviceToken });
+  const connection = createAllowedCallerTransport({ baseUrl, tokens: callers.tokens });
   return {
     baseUrl,
-    serviceToken,
+    tokens: callers.tokens,
     secretKey,
     secretBox,
     pageTokenSecret,

@@ -1,10 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { createClient } from "@connectrpc/connect";
 import { eventTypeNames } from "@subdata/events";
 import { createOpenApiValidator } from "@subdata/gateway/test-support";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
 import { createLogger, createServiceTransport } from "@subdata/runtime";
 import { createWebhookServer } from "@subdata/webhook";
-import { randomBytes } from "node:crypto";
+import { createCallerTokens } from "@subdata/runtime/test-support";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { startTestRelay } from "../relay/relay-harness.ts";
@@ -34,10 +35,10 @@ describe("webhook deliveries against the OpenAPI document's webhooks", () => {
       stream: { stream: h.stream, subjectPrefix: h.subjectPrefix, replicas: 1 },
       pollIntervalMs: 50,
     });
-    const serviceToken = randomBytes(24).toString("hex");
+    const callers = createCallerTokens();
     const webhookServer = createWebhookServer({
       pool: h.pool,
-      serviceToken,
+      callers: callers.credentials,
       pageTokenSecret: randomBytes(32).toString("hex"),
       secretBox: h.secretBox,
       allowPrivate: true,
@@ -45,7 +46,7 @@ describe("webhook deliveries against the OpenAPI document's webhooks", () => {
       pipeline,
     });
     const address = await webhookServer.listen("127.0.0.1", 0);
-    const connection = createServiceTransport({ baseUrl: `http://127.0.0.1:${address.port}`, serviceToken });
+    const connection = createServiceTransport({ baseUrl: `http://127.0.0.1:${address.port}`, serviceToken: callers.tokens.app });
     try {
       relay.relay.start();
       const subscription = await h.fixtures.subscription({ merchantId, status: "TRIALING", trialEndsAt: "2026-12-01T00:00:00Z" });

@@ -92,16 +92,23 @@ export function requiredVariables(shape: ConfigShape): string[] {
 
 /** A secret as `openssl rand` would make it (the config refuses uniform or example values). */
 const generated = (): string => randomBytes(24).toString("base64url");
+/** A SUBDATA_<CALLER>_TOKEN_SHA256 value: the hex SHA-256 of some token. */
+const sha256Hex = (): string => randomBytes(32).toString("hex");
 
 /** Values of the right form for the secrets the manifests take from Secrets, to load a config offline. */
 export const placeholderSecrets: Readonly<Record<string, string>> = {
   DATABASE_URL: "postgres://subdata_role@postgres.example:5432/subdata",
-  SUBDATA_SERVICE_TOKEN: generated(),
+  SUBDATA_GATEWAY_TOKEN: generated(),
+  SUBDATA_CONSOLE_TOKEN: generated(),
+  // Two hashes each, as during a rotation, so the list's validation runs too.
+  SUBDATA_GATEWAY_TOKEN_SHA256: `${sha256Hex()},${sha256Hex()}`,
+  SUBDATA_CONSOLE_TOKEN_SHA256: `${sha256Hex()},${sha256Hex()}`,
+  SUBDATA_APP_TOKEN_SHA256: sha256Hex(),
+  SUBDATA_CLI_TOKEN_SHA256: sha256Hex(),
   SUBDATA_PAGE_TOKEN_SECRET: generated(),
   SUBDATA_WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
   NATS_PASSWORD: generated(),
   // Optional keys (present during a rotation): loaded with a value, so their validation runs too.
-  SUBDATA_SERVICE_TOKENS_ACCEPTED: `${generated()},${generated()}`,
   SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: generated(),
   SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: randomBytes(32).toString("base64"),
   // components/tracing: the collector's API key, if it wants one.

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { defaultNatsUser, type NatsUsers } from "@subdata/events";
+import { type Caller, CALLERS, callerHashVariable, tokenSha256 } from "@subdata/runtime";
 import { readDevEnvFile, writeDevEnvFile } from "./dev-env-file.ts";
 
 /**
@@ -8,7 +9,13 @@ import { readDevEnvFile, writeDevEnvFile } from "./dev-env-file.ts";
  * webhook secrets at rest and database passwords valid.
  */
 export interface DevSecrets {
-  SUBDATA_SERVICE_TOKEN: string;
+  /** Each internal caller's own token (docs/security.md); the servers get only their SHA-256. */
+  SUBDATA_GATEWAY_TOKEN: string;
+  SUBDATA_CONSOLE_TOKEN: string;
+  /** The app's and admin tools' token: the launcher's first run (demo key, console link) uses it. */
+  SUBDATA_APP_TOKEN: string;
+  /** The CLI's token: `npx subdata keys|webhooks|console …` reads it from this file. */
+  SUBDATA_CLI_TOKEN: string;
   SUBDATA_PAGE_TOKEN_SECRET: string;
   /** base64 of 32 random bytes: the key that encrypts webhook signing secrets at rest. */
   SUBDATA_WEBHOOK_SECRET_KEY: string;
@@ -27,7 +34,10 @@ export interface DevSecrets {
 }
 
 const generators: { [K in keyof DevSecrets]: () => string } = {
-  SUBDATA_SERVICE_TOKEN: () => randomBytes(32).toString("base64url"),
+  SUBDATA_GATEWAY_TOKEN: () => randomBytes(32).toString("base64url"),
+  SUBDATA_CONSOLE_TOKEN: () => randomBytes(32).toString("base64url"),
+  SUBDATA_APP_TOKEN: () => randomBytes(32).toString("base64url"),
+  SUBDATA_CLI_TOKEN: () => randomBytes(32).toString("base64url"),
   SUBDATA_PAGE_TOKEN_SECRET: () => randomBytes(32).toString("base64url"),
   SUBDATA_WEBHOOK_SECRET_KEY: () => randomBytes(32).toString("base64"),
   // Hex keeps passwords safe inside connection strings without escaping.
@@ -43,6 +53,17 @@ const generators: { [K in keyof DevSecrets]: () => string } = {
   SUBDATA_NATS_AUTH_PASSWORD: () => randomBytes(32).toString("base64url"),
   SUBDATA_NATS_GATEWAY_PASSWORD: () => randomBytes(32).toString("base64url"),
 };
+
+/** What every server of the local stack holds: the SHA-256 of each caller's token (SUBDATA_<CALLER>_TOKEN_SHA256). */
+export function devCallerHashes(secrets: DevSecrets): Record<string, string> {
+  const tokens: Record<Caller, string> = {
+    gateway: secrets.SUBDATA_GATEWAY_TOKEN,
+    console: secrets.SUBDATA_CONSOLE_TOKEN,
+    app: secrets.SUBDATA_APP_TOKEN,
+    cli: secrets.SUBDATA_CLI_TOKEN,
+  };
+  return Object.fromEntries(CALLERS.map((caller) => [callerHashVariable(caller), tokenSha256(tokens[caller]).toString("hex")]));
+}
 
 /** The NATS users of the local stack: each process's own, with the password generated for it. */
 export function devNatsUsers(secrets: DevSecrets): NatsUsers {

@@ -167,7 +167,7 @@ async function main(): Promise<void> {
   onStop("services", () => stopServices(running, 20_000));
   for (const { spec, reason } of started.skipped) say(`${spec.name}: skipped, ${reason}`);
 
-  await waitUntilReady(running, secrets.SUBDATA_SERVICE_TOKEN, 90_000, () => shuttingDown);
+  await waitUntilReady(running, secrets.SUBDATA_APP_TOKEN, 90_000, () => shuttingDown);
   if (shuttingDown) return;
 
   if (running.some((service) => service.spec.name === "auth")) {
@@ -176,13 +176,13 @@ async function main(): Promise<void> {
       adminUrl,
       authUrl: urls.authUrl,
       gatewayUrl: urls.gatewayUrl,
-      serviceToken: secrets.SUBDATA_SERVICE_TOKEN,
+      serviceToken: secrets.SUBDATA_APP_TOKEN,
       print,
       say,
     });
   }
   if (running.some((service) => service.spec.name === "console") && (await merchantExists(adminUrl, "mer_demo"))) {
-    await printDemoConsoleLink({ consoleUrl: urls.consoleUrl, serviceToken: secrets.SUBDATA_SERVICE_TOKEN, print, say });
+    await printDemoConsoleLink({ consoleUrl: urls.consoleUrl, serviceToken: secrets.SUBDATA_APP_TOKEN, print, say });
   }
   print("");
   for (const line of renderSummary({

@@ -1,7 +1,7 @@
 import type { LocalConfig } from "./config.ts";
 import type { RoleDatabaseUrls } from "./database.ts";
 import type { NatsRole } from "@subdata/events";
-import { type DevSecrets, devNatsUsers } from "./dev-secrets.ts";
+import { type DevSecrets, devCallerHashes, devNatsUsers } from "./dev-secrets.ts";
 
 /** How the launcher knows a process is ready to serve. */
 export type Readiness = { kind: "grpc-health" } | { kind: "http"; path: string } | { kind: "none" };
@@ -62,7 +62,8 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
     HOST,
     ...(port === undefined ? {} : { PORT: String(port) }),
     LOG_LEVEL: config.logLevel,
-    SUBDATA_SERVICE_TOKEN: secrets.SUBDATA_SERVICE_TOKEN,
+    // Hashes only: a server can check a caller's token but not present it.
+    ...devCallerHashes(secrets),
     SUBDATA_PAGE_TOKEN_SECRET: secrets.SUBDATA_PAGE_TOKEN_SECRET,
     NATS_URL: natsUrl,
     SUBDATA_QUERY_URL: urls.queryUrl,
@@ -134,6 +135,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
         ...common(config.ports.gateway),
         METRICS_PORT: String(config.metricsPorts.gateway),
         SUBDATA_SHUTDOWN_DELAY_MS: "0",
+        SUBDATA_GATEWAY_TOKEN: secrets.SUBDATA_GATEWAY_TOKEN,
         ...natsLogin("gateway"),
       },
     },
@@ -147,6 +149,7 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
         ...common(config.ports.console),
         METRICS_PORT: String(config.metricsPorts.console),
         DATABASE_URL: roleUrls.console,
+        SUBDATA_CONSOLE_TOKEN: secrets.SUBDATA_CONSOLE_TOKEN,
         SUBDATA_CONSOLE_WEB_PORT: String(config.ports.consoleWeb),
         // Plain http on loopback: the cookie cannot be Secure here (it is whenever this URL is https).
         SUBDATA_CONSOLE_PUBLIC_URL: urls.consolePublicUrl,

@@ -38,7 +38,7 @@ export function createTestGateway(environment: NodeJS.ProcessEnv = {}): TestGate
   const logger = createLogger({ name: "gateway", level: "debug", destination });
   const fake = createFakeUpstreams();
   fake.keys.set(KEY, { apiKeyId: KEY_ID, merchantId: MERCHANT });
-  const config = loadGatewayConfig({ SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("base64url"), ...environment });
+  const config = loadGatewayConfig({ SUBDATA_GATEWAY_TOKEN: randomBytes(24).toString("base64url"), ...environment });
   const cache = createApiKeyCache({ ttlMs: 60_000, maxEntries: 100, now: clock.now });
   // Unit tests stand in for a live revocation subscription.
   cache.setTrusted(true);

@@ -6,9 +6,11 @@ import {
   loadConfigOrExit,
   natsCredentials,
   startMetricsServer,
+  callerCredentialsFrom,
 } from "@subdata/runtime";
 import { createAuditFlushMetrics, createAuditRefusalMetric } from "./audit-metrics.ts";
 import { loadAuthConfig } from "./config.ts";
+import { authServiceNames } from "./routes.ts";
 import { createAuthDependencies } from "./dependencies.ts";
 import { createNatsRevocationPublisher } from "./revocation-publisher.ts";
 import { createAuthServer } from "./server.ts";
@@ -40,8 +42,7 @@ const dependencies = createAuthDependencies({
 const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
 const server = createAuthServer({
   ...dependencies,
-  serviceToken: config.SUBDATA_SERVICE_TOKEN,
-  acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
+  callers: callerCredentialsFrom(config, authServiceNames),
   logger,
   health,
   observability: { metrics, trace, tracing },

@@ -1,11 +1,17 @@
-import { createConnectServer, createHealthState, type ConnectObservability, type ConnectServer, type HealthState, type Logger } from "@subdata/runtime";
+import {
+  createConnectServer,
+  createHealthState,
+  type ConnectObservability,
+  type ConnectServer,
+  type HealthState,
+  type Logger,
+  type CallerCredentials,
+} from "@subdata/runtime";
 import { authRoutes, authServiceNames, type AuthRouteDeps } from "./routes.ts";
 
 export interface AuthServerDeps extends AuthRouteDeps {
-  /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
-  serviceToken: string;
-  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: also honoured while the service token is rotated. */
-  acceptedServiceTokens?: readonly string[];
+  /** SUBDATA_<CALLER>_TOKEN_SHA256 of the callers it serves; rpc-access.ts decides which RPCs each may call. */
+  callers: CallerCredentials;
   logger: Logger;
   /** main.ts passes its own to flip readiness on SIGTERM; tests may omit it. */
   health?: HealthState;
@@ -18,8 +24,7 @@ export function createAuthServer(deps: AuthServerDeps): ConnectServer {
   return createConnectServer({
     routes: authRoutes(deps),
     serviceNames: authServiceNames,
-    serviceToken: deps.serviceToken,
-    acceptedServiceTokens: deps.acceptedServiceTokens,
+    callers: deps.callers,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
     observability: deps.observability,

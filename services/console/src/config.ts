@@ -15,9 +15,11 @@ export const consoleConfigShape = {
   DATABASE_URL: env.databaseUrl(),
   DATABASE_POOL_MAX: env.positiveInt(4),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
-  SUBDATA_SERVICE_TOKEN: env.secret(),
-  /** Comma-separated further service tokens accepted (not sent) while SUBDATA_SERVICE_TOKEN is rotated. */
-  SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList(),
+  /** Sent to the auth and webhook services: the console's own credential. */
+  SUBDATA_CONSOLE_TOKEN: env.secret(),
+  /** SHA-256 (hex) of the tokens accepted from each caller: one, or two while it is rotated (docs/security.md). */
+  SUBDATA_APP_TOKEN_SHA256: env.tokenHashes(false),
+  SUBDATA_CLI_TOKEN_SHA256: env.tokenHashes(false),
   SUBDATA_AUTH_URL: env.url().default("http://127.0.0.1:8092"),
   SUBDATA_WEBHOOK_URL: env.url().default("http://127.0.0.1:8093"),
   /**

@@ -12,9 +12,11 @@ import {
   loadConfigOrExit,
   sendTraceContext,
   startMetricsServer,
+  callerCredentialsFrom,
 } from "@subdata/runtime";
 import { createChangeRepository } from "./change-repository.ts";
 import { loadConsoleConfig } from "./config.ts";
+import { consoleServiceNames } from "./routes.ts";
 import { createConsoleServer } from "./server.ts";
 import { createSessionRepository } from "./session-repository.ts";
 import { createConsoleWeb } from "./web/web-server.ts";
@@ -33,20 +35,19 @@ pool.on("error", (error) => logger.warn({ err: error }, "idle database connectio
 const sessions = createSessionRepository(pool);
 const auth = createServiceTransport({
   baseUrl: config.SUBDATA_AUTH_URL,
-  serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  serviceToken: config.SUBDATA_CONSOLE_TOKEN,
   interceptors: [sendTraceContext(trace, tracing)],
 });
 const webhook = createServiceTransport({
   baseUrl: config.SUBDATA_WEBHOOK_URL,
-  serviceToken: config.SUBDATA_SERVICE_TOKEN,
+  serviceToken: config.SUBDATA_CONSOLE_TOKEN,
   interceptors: [sendTraceContext(trace, tracing)],
 });
 const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
 const server = createConsoleServer({
   sessions,
   publicUrl: config.SUBDATA_CONSOLE_PUBLIC_URL,
-  serviceToken: config.SUBDATA_SERVICE_TOKEN,
-  acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
+  callers: callerCredentialsFrom(config, consoleServiceNames),
   logger,
   health,
   observability: { metrics, trace, tracing },

@@ -1,10 +1,17 @@
-import { createConnectServer, createHealthState, type ConnectObservability, type ConnectServer, type HealthState, type Logger } from "@subdata/runtime";
+import {
+  createConnectServer,
+  createHealthState,
+  type ConnectObservability,
+  type ConnectServer,
+  type HealthState,
+  type Logger,
+  type CallerCredentials,
+} from "@subdata/runtime";
 import { consoleRoutes, consoleServiceNames, type ConsoleRouteDeps } from "./routes.ts";
 
 export interface ConsoleServerDeps extends ConsoleRouteDeps {
-  /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
-  serviceToken: string;
-  acceptedServiceTokens?: readonly string[];
+  /** SUBDATA_<CALLER>_TOKEN_SHA256 of the callers it serves; rpc-access.ts decides which RPCs each may call. */
+  callers: CallerCredentials;
   logger: Logger;
   health?: HealthState;
   observability?: ConnectObservability;
@@ -15,8 +22,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConnectServer {
   return createConnectServer({
     routes: consoleRoutes(deps),
     serviceNames: consoleServiceNames,
-    serviceToken: deps.serviceToken,
-    acceptedServiceTokens: deps.acceptedServiceTokens,
+    callers: deps.callers,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
     observability: deps.observability,

@@ -1,6 +1,7 @@
-import { createHealthState, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer } from "@subdata/runtime";
+import { createHealthState, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer, callerCredentialsFrom } from "@subdata/runtime";
 import { createChangeNotifier } from "./change-notifier.ts";
 import { loadQueryConfig } from "./config.ts";
+import { queryServiceNames } from "./routes.ts";
 import { createQueryPool } from "./pool.ts";
 import { createQueryServer } from "./server.ts";
 
@@ -20,8 +21,7 @@ const changes = createChangeNotifier({ connectionString: config.DATABASE_URL, lo
 const server = createQueryServer({
   pool,
   changes,
-  serviceToken: config.SUBDATA_SERVICE_TOKEN,
-  acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
+  callers: callerCredentialsFrom(config, queryServiceNames),
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
   acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   logger,

@@ -7,6 +7,7 @@ import {
   type HealthState,
   type Logger,
   type Pool,
+  type CallerCredentials,
 } from "@subdata/runtime";
 import type { ChangeNotifier } from "./change-notifier.ts";
 import { createChargeRepository } from "./charge-repository.ts";
@@ -20,10 +21,8 @@ export interface QueryServerDeps {
   pool: Pool;
   /** Wakes the change feed's long polls (change-notifier.ts); the caller owns and closes it. */
   changes: ChangeNotifier;
-  /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
-  serviceToken: string;
-  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: also honoured while the service token is rotated. */
-  acceptedServiceTokens?: readonly string[];
+  /** SUBDATA_<CALLER>_TOKEN_SHA256 of the callers it serves; rpc-access.ts decides which RPCs each may call. */
+  callers: CallerCredentials;
   /** SUBDATA_PAGE_TOKEN_SECRET: signs page tokens. */
   pageTokenSecret: string;
   /** SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: page tokens they signed are honoured too (rotation). */
@@ -50,8 +49,7 @@ export function createQueryServer(deps: QueryServerDeps): ConnectServer {
       pageTokens: createPageTokenCodec(deps.pageTokenSecret, deps.acceptedPageTokenSecrets),
     }),
     serviceNames: queryServiceNames,
-    serviceToken: deps.serviceToken,
-    acceptedServiceTokens: deps.acceptedServiceTokens,
+    callers: deps.callers,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
     observability: deps.observability,

@@ -109,7 +109,9 @@ describe("placeholder secrets", () => {
   const exampleSecrets = Object.entries(example).filter(([name]) => /TOKEN|SECRET|PASSWORD/.test(name));
 
   it("finds the example's secrets to check", () => {
-    expect(exampleSecrets.map(([name]) => name)).toEqual(expect.arrayContaining(["SUBDATA_SERVICE_TOKEN", "SUBDATA_PAGE_TOKEN_SECRET", "POSTGRES_PASSWORD"]));
+    expect(exampleSecrets.map(([name]) => name)).toEqual(
+      expect.arrayContaining(["SUBDATA_GATEWAY_TOKEN", "SUBDATA_GATEWAY_TOKEN_SHA256", "SUBDATA_PAGE_TOKEN_SECRET", "POSTGRES_PASSWORD"]),
+    );
   });
 
   it.each(exampleSecrets)("refuses deploy/.env.example's %s as a secret, naming the variable, not the value", (_, value) => {

@@ -132,11 +132,20 @@ export const env = {
   secret,
   /**
    * Extra values of a secret accepted alongside the main one while it is rotated
-   * (SUBDATA_SERVICE_TOKENS_ACCEPTED, …): comma-separated, each as long as `secret` demands.
+   * (SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED, …): comma-separated, each as long as `secret` demands.
    */
   secretList: (minLength = 32) => list(secret(minLength)),
   /** An optional comma-separated list whose items `item` checks. */
   list,
+  /**
+   * SUBDATA_<CALLER>_TOKEN_SHA256: the hex SHA-256 of each token a server accepts from one caller — one,
+   * or two while the token is rotated. `required`: the server is useless without that caller.
+   */
+  tokenHashes: (required: boolean) =>
+    list(z.string().regex(/^[0-9a-f]{64}$/, { message: "must be 64 lowercase hex digits (sha256sum of the token)" }))
+      .refine((hashes) => hashes.length <= 2, { message: "holds at most two hashes (the current token and, while rotating, the next)" })
+      .refine((hashes) => !required || hashes.length > 0, { message: "must be set (the SHA-256 of the caller's token; no default)" })
+      .transform((hashes) => hashes.map((hash) => Buffer.from(hash, "hex"))),
   /** One of a few words, e.g. `sources` or `bundles`. */
   oneOf: <const T extends string>(values: readonly [T, ...T[]], fallback: T) =>
     z.enum(values, { message: `must be one of ${values.join(", ")}` }).default(fallback),

@@ -7,7 +7,7 @@ import type { Logger } from "./logger.ts";
 import { createHealthService, type HealthState } from "./health.ts";
 import { widenConnectionWindow } from "./http2-flow-control.ts";
 import { rpcServerMetrics } from "./metrics.ts";
-import { requireServiceCredential } from "./service-credential.ts";
+import { type CallerCredentials, requireCallerCredential } from "./service-credential.ts";
 import { createUnaryFastPath } from "./unary-handler.ts";
 import type { Tracing } from "./tracing.ts";
 import { acceptTraceContext, type TraceScope } from "./trace-context.ts";
@@ -18,10 +18,11 @@ export interface ConnectServerOptions {
   routes: (router: ConnectRouter) => void;
   /** Fully-qualified names of the services registered, for the health service. */
   serviceNames: readonly string[];
-  /** SUBDATA_SERVICE_TOKEN: the credential every RPC but grpc.health.v1 must present. */
-  serviceToken: string;
-  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: further credentials honoured while the token is rotated. */
-  acceptedServiceTokens?: readonly string[];
+  /**
+   * SUBDATA_<CALLER>_TOKEN_SHA256 of each caller the server's RPCs allow: every RPC but grpc.health.v1
+   * must present one of these callers' tokens, and rpc-access.ts must allow that caller the RPC.
+   */
+  callers: CallerCredentials;
   logger: Logger;
   health: HealthState;
   /** Optional: RED metrics into `metrics`; trace context and request id of callers into `trace` (and so the logs). */
@@ -117,7 +118,7 @@ export function createConnectServer(options: ConnectServerOptions): ConnectServe
     ...(options.observability?.trace && options.observability.tracing ? [acceptTraceContext(options.observability.trace, options.observability.tracing)] : []),
     ...(options.observability?.metrics ? [rpcServerMetrics(options.observability.metrics)] : []),
     logCalls(options.logger),
-    requireServiceCredential(options.serviceToken, options.acceptedServiceTokens),
+    requireCallerCredential({ credentials: options.callers, logger: options.logger }),
     normaliseErrors(options.logger),
   ];
   const readMaxBytes = 1024 * 1024;

@@ -18,7 +18,7 @@ async function startServer() {
   const server = createConnectServer({
     routes: () => {},
     serviceNames: [],
-    serviceToken: "x".repeat(32),
+    callers: {},
     logger: createLogger({ name: "test", level: "silent" }),
     health: createHealthState(),
   });
@@ -39,7 +39,7 @@ describe("HTTP/2 connection windows of internal hops", () => {
   // Raising only the per-stream window would leave 64 concurrent page responses sharing 64 KB.
   it("a service transport opens its sessions with a wide connection-level receive window", async () => {
     const { baseUrl, sessions } = await startServer();
-    const transport = createServiceTransport({ baseUrl, serviceToken: "x".repeat(32) });
+    const transport = createServiceTransport({ baseUrl, serviceToken: "health-needs-no-credential" });
     cleanups.push(() => transport.close());
     await createClient(Health, transport.transport).check({ service: "" });
 

@@ -28,6 +28,8 @@ export {
   timestampToRfc3339Millis,
 } from "./time.ts";
 export { createServiceTransport } from "./transport.ts";
+export { callerCredentialsFrom, type CallerCredentials, tokenSha256 } from "./service-credential.ts";
+export { type Caller, CALLERS, callerHashVariable, callerTokenVariable, RPC_ACCESS, renderRpcAccessTable } from "./rpc-access.ts";
 export { formatMinorUnits, minorUnitDigits } from "./money.ts";
 export {
   previousAttributes,

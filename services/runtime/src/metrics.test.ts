@@ -23,7 +23,7 @@ describe("metrics", () => {
     const server = createConnectServer({
       routes: () => {},
       serviceNames: ["subdata.test.v1.Nothing"],
-      serviceToken: "x".repeat(32),
+      callers: {},
       logger,
       health: createHealthState(),
       observability: { metrics: registry, trace: serverTrace, tracing: createCapturedSpans().tracing },
@@ -35,7 +35,7 @@ describe("metrics", () => {
     const clientRegistry = createMetrics({ service: "caller", defaultMetrics: false });
     const transport = createServiceTransport({
       baseUrl: `http://127.0.0.1:${address.port}`,
-      serviceToken: "x".repeat(32),
+      serviceToken: "health-needs-no-credential",
       interceptors: [rpcClientMetrics(clientRegistry), sendTraceContext(clientTrace, clientTracing)],
     });
     cleanups.push(() => transport.close());

@@ -7,9 +7,11 @@ import { errorDetailOf, ErrorReason, errorWithReason, invalidArgument } from "./
 import { createHealthState } from "./health.ts";
 import { createLogger } from "./logger.ts";
 import { createServiceTransport } from "./transport.ts";
+import { createCallerTokens } from "./test-support/caller-tokens.ts";
 import { rpcError } from "./test-support/rpc-error.ts";
 
-const TOKEN = "t".repeat(32);
+const callers = createCallerTokens();
+const TOKEN = callers.tokens.gateway;
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -30,7 +32,7 @@ async function startServer(recordRead: RecordRead, port = 0) {
         listAuditEvents: async () => ({ auditEvents: [], nextPageToken: "" }),
       }),
     serviceNames: [AuditService.typeName],
-    serviceToken: TOKEN,
+    callers: callers.credentials,
     logger: createLogger({ name: "test", level: "silent" }),
     health: createHealthState(),
   });

@@ -5,12 +5,12 @@ import { loadWebhookConfig } from "./config.ts";
 
 const valid = {
   DATABASE_URL: "postgres://subdata_webhook@127.0.0.1:5432/subdata",
-  SUBDATA_SERVICE_TOKEN: randomBytes(24).toString("base64url"),
   SUBDATA_PAGE_TOKEN_SECRET: randomBytes(24).toString("base64url"),
   SUBDATA_WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
 };
 
-const acceptedToken = randomBytes(24).toString("base64url");
+const acceptedToken = randomBytes(32).toString("hex");
+const newToken = randomBytes(32).toString("hex");
 const acceptedPageSecret = randomBytes(24).toString("base64url");
 
 describe("webhook config", () => {
@@ -54,16 +54,16 @@ describe("webhook config", () => {
 describe("webhook config: keys and secrets accepted during a rotation", () => {
   it("reads previous master keys and accepted secrets as lists, empty by default", () => {
     expect(loadWebhookConfig(valid).SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS).toEqual([]);
-    expect(loadWebhookConfig(valid).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([]);
+    expect(loadWebhookConfig(valid).SUBDATA_CONSOLE_TOKEN_SHA256).toEqual([]);
     const keys = [randomBytes(32).toString("base64"), randomBytes(32).toString("base64")];
     const config = loadWebhookConfig({
       ...valid,
       SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS: keys.join(","),
-      SUBDATA_SERVICE_TOKENS_ACCEPTED: acceptedToken,
+      SUBDATA_CONSOLE_TOKEN_SHA256: `${acceptedToken},${newToken}`,
       SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: acceptedPageSecret,
     });
     expect(config.SUBDATA_WEBHOOK_SECRET_KEYS_PREVIOUS).toEqual(keys);
-    expect(config.SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([acceptedToken]);
+    expect(config.SUBDATA_CONSOLE_TOKEN_SHA256).toEqual([Buffer.from(acceptedToken, "hex"), Buffer.from(newToken, "hex")]);
     expect(config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED).toEqual([acceptedPageSecret]);
   });
 
@@ -96,5 +96,13 @@ describe("webhook config: keys and secrets accepted during a rotation", () => {
     expect(() => loadWebhookConfig({ ...valid, SUBDATA_WEBHOOK_SECRET_KEY: Buffer.alloc(32).toString("base64") })).toThrow(
       /SUBDATA_WEBHOOK_SECRET_KEY is invalid: is not a generated key/,
     );
+  });
+
+  it("refuses a caller hash that is not a SHA-256, or a third one, naming the variable", () => {
+    expect(() => loadWebhookConfig({ ...valid, SUBDATA_APP_TOKEN_SHA256: "not-a-hash" })).toThrow(
+      /SUBDATA_APP_TOKEN_SHA256 is invalid: item 1 of 1 must be 64 lowercase hex digits/,
+    );
+    const three = [acceptedToken, newToken, randomBytes(32).toString("hex")].join(",");
+    expect(() => loadWebhookConfig({ ...valid, SUBDATA_CLI_TOKEN_SHA256: three })).toThrow(/SUBDATA_CLI_TOKEN_SHA256 is invalid: holds at most two hashes/);
   });
 });

@@ -32,9 +32,10 @@ export const webhookConfigShape = {
   DATABASE_URL: env.databaseUrl(),
   DATABASE_POOL_MAX: env.positiveInt(4),
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
-  SUBDATA_SERVICE_TOKEN: env.secret(),
-  /** Comma-separated further service tokens accepted (not sent) while SUBDATA_SERVICE_TOKEN is rotated. */
-  SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList(),
+  /** SHA-256 (hex) of the tokens accepted from each caller: one, or two while it is rotated (docs/security.md). */
+  SUBDATA_CONSOLE_TOKEN_SHA256: env.tokenHashes(false),
+  SUBDATA_APP_TOKEN_SHA256: env.tokenHashes(false),
+  SUBDATA_CLI_TOKEN_SHA256: env.tokenHashes(false),
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),
   /** Comma-separated further secrets whose page tokens are honoured (never signed with) during a rotation. */
   SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList(),

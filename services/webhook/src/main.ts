@@ -8,8 +8,10 @@ import {
   natsCredentials,
   sleep,
   startMetricsServer,
+  callerCredentialsFrom,
 } from "@subdata/runtime";
 import { loadWebhookConfig } from "./config.ts";
+import { webhookServiceNames } from "./routes.ts";
 import { createRefusedEventMetric, createRepublishedEventMetric, registerConsumerMetrics } from "./ingest/consumer-metrics.ts";
 import { createDeliveryMetrics } from "./delivery/delivery-metrics.ts";
 import { connectNats } from "@subdata/events";
@@ -38,8 +40,7 @@ const stopping = new AbortController();
 
 const server = createWebhookServer({
   pool,
-  serviceToken: config.SUBDATA_SERVICE_TOKEN,
-  acceptedServiceTokens: config.SUBDATA_SERVICE_TOKENS_ACCEPTED,
+  callers: callerCredentialsFrom(config, webhookServiceNames),
   pageTokenSecret: config.SUBDATA_PAGE_TOKEN_SECRET,
   acceptedPageTokenSecrets: config.SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED,
   secretBox,

@@ -7,6 +7,7 @@ import {
   type HealthState,
   type Logger,
   type Pool,
+  type CallerCredentials,
 } from "@subdata/runtime";
 import { createDeliveryQueryRepository } from "./api/delivery-query-repository.ts";
 import { createDeliveryScheduleRepository } from "./api/delivery-schedule-repository.ts";
@@ -18,10 +19,8 @@ import { createUrlPolicy, type ResolveHost } from "./api/url-policy.ts";
 export interface WebhookServerDeps {
   /** A pool of the subdata_webhook role. The caller owns it. */
   pool: Pool;
-  /** SUBDATA_SERVICE_TOKEN: every RPC but grpc.health.v1 must present it. */
-  serviceToken: string;
-  /** SUBDATA_SERVICE_TOKENS_ACCEPTED: also honoured while the service token is rotated. */
-  acceptedServiceTokens?: readonly string[];
+  /** SUBDATA_<CALLER>_TOKEN_SHA256 of the callers it serves; rpc-access.ts decides which RPCs each may call. */
+  callers: CallerCredentials;
   /** SUBDATA_PAGE_TOKEN_SECRET: signs page tokens. */
   pageTokenSecret: string;
   /** SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: page tokens they signed are honoured too (rotation). */
@@ -61,8 +60,7 @@ export function createWebhookServer(deps: WebhookServerDeps): ConnectServer {
       now: deps.now,
     }),
     serviceNames: webhookServiceNames,
-    serviceToken: deps.serviceToken,
-    acceptedServiceTokens: deps.acceptedServiceTokens,
+    callers: deps.callers,
     logger: deps.logger,
     health: deps.health ?? createHealthState(),
     observability: deps.observability,

@@ -24,7 +24,7 @@ export const registerConsoleCommands: RegisterCommands = (program, context) => {
     .action(async (options: { merchant: string; user: string; userName: string; ttl: string }) => {
       const ttlMs = parseDuration(options.ttl, "--ttl", { units: ["m", "h"], maxMs: 12 * DURATION_UNIT_MS.h, maxReason: "12 hours" });
       const baseUrl = context.setting("SUBDATA_CONSOLE_URL") ?? DEFAULT_CONSOLE_URL;
-      const { transport, close } = createServiceTransport({ baseUrl, serviceToken: context.requireSetting("SUBDATA_SERVICE_TOKEN") });
+      const { transport, close } = createServiceTransport({ baseUrl, serviceToken: context.requireSetting("SUBDATA_CLI_TOKEN") });
       try {
         const created = await createClient(PortalSessionService, transport).createPortalSession({
           merchantId: options.merchant,

@@ -25,7 +25,8 @@ function cliErrorFrom(error: unknown, authUrl: string): unknown {
     case Code.InvalidArgument:
       return new CliError(error.rawMessage, "invalid_argument");
     case Code.Unauthenticated:
-      return new CliError(`the auth service refused SUBDATA_SERVICE_TOKEN: ${error.rawMessage}`, "config");
+    case Code.PermissionDenied:
+      return new CliError(`the auth service refused SUBDATA_CLI_TOKEN: ${error.rawMessage}`, "config");
     case Code.Unavailable:
       return new CliError(`the auth service at ${authUrl} is unavailable (is it running? SUBDATA_AUTH_URL): ${error.rawMessage}`, "unavailable");
     default:
@@ -34,12 +35,12 @@ function cliErrorFrom(error: unknown, authUrl: string): unknown {
 }
 
 /**
- * Runs `work` with typed clients of the auth service (SUBDATA_AUTH_URL, SUBDATA_SERVICE_TOKEN), closes
+ * Runs `work` with typed clients of the auth service (SUBDATA_AUTH_URL, SUBDATA_CLI_TOKEN), closes
  * the HTTP/2 session afterwards so the process can exit, and turns RPC errors into CliErrors.
  */
 export async function withAuthService<T>(context: CliContext, work: (clients: AuthClients) => Promise<T>): Promise<T> {
   const baseUrl = context.setting("SUBDATA_AUTH_URL") ?? DEFAULT_AUTH_URL;
-  const { transport, close } = createServiceTransport({ baseUrl, serviceToken: context.requireSetting("SUBDATA_SERVICE_TOKEN") });
+  const { transport, close } = createServiceTransport({ baseUrl, serviceToken: context.requireSetting("SUBDATA_CLI_TOKEN") });
   try {
     return await work({ apiKeys: createClient(ApiKeyService, transport), audit: createClient(AuditService, transport) });
   } catch (error) {

@@ -34,7 +34,8 @@ function cliErrorFrom(error: unknown, baseUrl: string): unknown {
     case Code.FailedPrecondition:
       return new CliError(error.rawMessage, "invalid_argument");
     case Code.Unauthenticated:
-      return new CliError(`the webhook service refused SUBDATA_SERVICE_TOKEN: ${error.rawMessage}`, "config");
+    case Code.PermissionDenied:
+      return new CliError(`the webhook service refused SUBDATA_CLI_TOKEN: ${error.rawMessage}`, "config");
     case Code.Unavailable:
       return new CliError(`the webhook service at ${baseUrl} is unavailable (is it running? SUBDATA_WEBHOOK_URL): ${error.rawMessage}`, "unavailable");
     default:
@@ -45,7 +46,7 @@ function cliErrorFrom(error: unknown, baseUrl: string): unknown {
 /** Runs `work` with typed clients of the webhook service, then closes the HTTP/2 session so the process exits. */
 async function withWebhookService<T>(context: CliContext, work: (clients: WebhookClients) => Promise<T>): Promise<T> {
   const baseUrl = context.setting("SUBDATA_WEBHOOK_URL") ?? DEFAULT_WEBHOOK_URL;
-  const { transport, close } = createServiceTransport({ baseUrl, serviceToken: context.requireSetting("SUBDATA_SERVICE_TOKEN") });
+  const { transport, close } = createServiceTransport({ baseUrl, serviceToken: context.requireSetting("SUBDATA_CLI_TOKEN") });
   try {
     return await work({ endpoints: createClient(WebhookEndpointService, transport), deliveries: createClient(WebhookDeliveryService, transport) });
   } catch (error) {

@@ -1,5 +1,7 @@
+import { Readable } from "node:stream";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { AuditEvent } from "@subdata/proto/subdata/audit/v1/audit_event_pb";
+import { MAX_PAGE_SIZE } from "@subdata/runtime";
 import type { ListAuditEventsRequest } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ConsoleWebDeps } from "./console-context.ts";
@@ -8,8 +10,6 @@ import { notice, page, when } from "./layout.ts";
 import { FormError } from "./page-error.ts";
 import { pager, queryText, sendPage, sessionOf, timeText, utcInstant } from "./screen-support.ts";
 
-/** The most rows one CSV export carries; the CLI's `audit export` is for whole months. */
-const CSV_MAX_ROWS = 10_000;
 const CSV_COLUMNS = [
   "id",
   "occurred_at",
@@ -225,19 +225,25 @@ ${
       const merchantId = context.session.merchant_id;
       const filter = auditFilterOf(request);
       if (filter.error) throw new FormError(filter.error);
-      const lines = [CSV_COLUMNS.join(",")];
-      let pageToken = "";
-      // Pages are read before anything is sent, so a failing upstream still shows an error page.
-      do {
-        const events = await deps.clients.audit.listAuditEvents({ merchantId, ...filter.fields, pageSize: 200, pageToken }, call);
-        for (const event of events.auditEvents) lines.push(csvRow(event));
-        pageToken = events.nextPageToken;
-      } while (pageToken !== "" && lines.length <= CSV_MAX_ROWS);
+      const read = (pageToken: string) => deps.clients.audit.listAuditEvents({ merchantId, ...filter.fields, pageSize: MAX_PAGE_SIZE, pageToken }, call);
+      // The first page is read before anything is sent, so a failing upstream still shows an error page.
+      // The rest streams, page by page, however many rows match: an upstream failure after that ends the
+      // response without its final chunk, so the download fails visibly instead of arriving cut short.
+      const first = await read("");
+      async function* rows(): AsyncGenerator<string> {
+        yield `${CSV_COLUMNS.join(",")}\r\n`;
+        let events = first;
+        for (;;) {
+          if (events.auditEvents.length > 0) yield `${events.auditEvents.map(csvRow).join("\r\n")}\r\n`;
+          if (events.nextPageToken === "") return;
+          events = await read(events.nextPageToken);
+        }
+      }
       return reply
         .code(200)
         .type("text/csv; charset=utf-8")
         .header("content-disposition", `attachment; filename="audit-${merchantId}${filter.params.size > 0 ? "-filtered" : ""}.csv"`)
-        .send(`${lines.slice(0, CSV_MAX_ROWS + 1).join("\r\n")}\r\n`);
+        .send(Readable.from(rows()));
     },
   };
 }

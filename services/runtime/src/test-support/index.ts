@@ -2,3 +2,4 @@
 export { createCapturedLogger } from "./captured-logger.ts";
 export { type CapturedSpan, createCapturedSpans } from "./captured-spans.ts";
 export { rpcError } from "./rpc-error.ts";
+export { type CallerTokens, createAllowedCallerTransport, createCallerTokens } from "./caller-tokens.ts";
