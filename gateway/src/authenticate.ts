@@ -4,6 +4,7 @@ import { type Logger, timestampToDate } from "@subdata/runtime";
 import { type ApiKeyCache, digestOfKey, type VerifiedKey } from "./api-key-cache.ts";
 import type { AuthAttempt, AuthFailureLimiter } from "./auth-failure-limiter.ts";
 import { ProblemError, toProblem } from "./problem.ts";
+import type { ThrottledAuthentications } from "./throttled-authentications.ts";
 
 /**
  * Who is calling: the bearer key from Authorization, verified by the auth service or found in the
@@ -12,7 +13,8 @@ import { ProblemError, toProblem } from "./problem.ts";
  *
  * Every failed authentication — a missing header included — reaches the auth service's security log,
  * and every one counts against the client's failure budget, which is checked before the RPC: a client
- * over it is answered 429 at no cost upstream. Cached keys never touch the budget.
+ * over it is answered 429 at no cost upstream, and counted for the security log per address and window
+ * (throttled-authentications.ts). Cached keys never touch the budget.
  */
 
 export interface AuthenticateInput {
@@ -28,6 +30,8 @@ export interface AuthenticateDeps {
   apiKeys: Client<typeof ApiKeyService>;
   cache: ApiKeyCache;
   failures: AuthFailureLimiter;
+  /** Counts the attempts answered 429 here, for the security log (aggregated per address and window). */
+  throttled: Pick<ThrottledAuthentications, "count">;
   logger: Pick<Logger, "warn">;
   timeoutMs: number;
 }
@@ -79,6 +83,7 @@ export function createAuthenticate(deps: AuthenticateDeps): Authenticate {
     const attempt = deps.failures.attempt(input.clientIp, digest);
     const headers = failureHeaders(attempt);
     if (!attempt.allowed) {
+      deps.throttled.count(input.clientIp);
       const retryAfter = String(attempt.decision?.retryAfterSeconds ?? 1);
       throw new ProblemError("rate_limited", { detail: FAILURES_DETAIL, headers: { ...headers, "retry-after": retryAfter } });
     }

@@ -5,3 +5,4 @@ export { gatewayConfigShape, loadGatewayConfig } from "./config.ts";
 export { createOpenApiDocument } from "./openapi.ts";
 export { API_KEY_REVOKED_SUBJECT, createRevocationListener } from "./revocation-listener.ts";
 export { createGateway, type Gateway } from "./server.ts";
+export { createThrottledAuthentications, type ThrottledAuthentications } from "./throttled-authentications.ts";

@@ -16,6 +16,7 @@ import { createRevocationListener } from "./revocation-listener.ts";
 import { createGateway } from "./server.ts";
 import { createUpstreamClients } from "./upstream-clients.ts";
 import { createWaitingReads } from "./waiting-reads.ts";
+import { createThrottledAuthentications } from "./throttled-authentications.ts";
 
 // Wiring only: config → upstream clients, key cache + revocation listener, gateway; SIGTERM drains.
 const config = loadConfigOrExit("subdata-gateway", () => loadGatewayConfig(process.env));
@@ -39,9 +40,28 @@ const apiKeyCache = createApiKeyCache({
 });
 const revocations = createRevocationListener({ natsUrl: config.NATS_URL, credentials: natsCredentials(config), cache: apiKeyCache, logger });
 const waitingReads = createWaitingReads({ maxTotal: config.SUBDATA_FEED_MAX_WAITING, maxPerKey: config.SUBDATA_FEED_MAX_WAITING_PER_KEY });
-const gateway = createGateway({ clients: upstream.clients, logger, config, apiKeyCache, metrics, trace, tracing, health, waitingReads });
+const throttledAuthentications = createThrottledAuthentications({
+  apiKeys: upstream.clients.apiKeys,
+  windowSeconds: config.SUBDATA_AUTH_FAILURE_WINDOW_SECONDS,
+  maxAddresses: config.SUBDATA_AUTH_FAILURE_MAX_CLIENTS,
+  timeoutMs: config.SUBDATA_UPSTREAM_TIMEOUT_MS,
+  logger,
+});
+const gateway = createGateway({
+  clients: upstream.clients,
+  logger,
+  config,
+  apiKeyCache,
+  metrics,
+  trace,
+  tracing,
+  health,
+  waitingReads,
+  throttledAuthentications,
+});
 
 revocations.start();
+throttledAuthentications.start();
 const metricsServer = await startMetricsServer(metrics, config.HOST, config.METRICS_PORT);
 const address = await gateway.listen({ host: config.HOST, port: config.PORT });
 logger.info({ address, metricsPort: metricsServer.address.port }, "gateway listening");
@@ -58,6 +78,8 @@ handleShutdown({
     { name: "long polls", run: () => waitingReads.drain() },
     // Stops accepting, closes idle keep-alive connections, waits for in-flight requests (and their audit writes).
     { name: "http", run: () => gateway.close() },
+    // The last window's throttled attempts, while the auth client is still open.
+    { name: "throttled authentications", run: () => throttledAuthentications.close() },
     { name: "nats", run: () => revocations.close() },
     { name: "upstream", run: () => upstream.close() },
     { name: "metrics", run: () => metricsServer.close() },

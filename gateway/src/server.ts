@@ -20,6 +20,7 @@ import type { ApiKeyCache } from "./api-key-cache.ts";
 import { auditRefusalOf, createAuditRecorder } from "./audit-recorder.ts";
 import { createAuthFailureLimiter } from "./auth-failure-limiter.ts";
 import { createAuthenticate } from "./authenticate.ts";
+import { createThrottledAuthentications, type ThrottledAuthentications } from "./throttled-authentications.ts";
 import type { GatewayConfig } from "./config.ts";
 import { paramErrorsOf, parseQueryString, prepareQuery, type ValidationIssue } from "./list-params.ts";
 import { auditMetrics, registerHttpMetrics, registerProbes, traceRequests } from "./observability.ts";
@@ -78,6 +79,11 @@ export interface GatewayDeps {
   health?: HealthState;
   /** Long-polling feed reads in flight; main.ts drains it on SIGTERM. A fresh one when omitted. */
   waitingReads?: WaitingReads;
+  /**
+   * Counts of attempts the failed-authentication limit answered 429, for the security log; main.ts
+   * flushes it each window and on SIGTERM. A fresh one (flushed by nobody) when omitted.
+   */
+  throttledAuthentications?: ThrottledAuthentications;
 }
 
 const API_PREFIX = "/api/v1";
@@ -129,7 +135,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
     maxClients: config.SUBDATA_AUTH_FAILURE_MAX_CLIENTS,
     now: clock.now,
   });
-  const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, failures: authFailures, logger, timeoutMs });
+  const throttled =
+    deps.throttledAuthentications ??
+    createThrottledAuthentications({
+      apiKeys: clients.apiKeys,
+      windowSeconds: config.SUBDATA_AUTH_FAILURE_WINDOW_SECONDS,
+      maxAddresses: config.SUBDATA_AUTH_FAILURE_MAX_CLIENTS,
+      timeoutMs,
+      logger,
+      now: clock.now,
+    });
+  const authenticate = createAuthenticate({ apiKeys: clients.apiKeys, cache: deps.apiKeyCache, failures: authFailures, throttled, logger, timeoutMs });
   const auditObserver = deps.metrics ? auditMetrics(deps.metrics) : undefined;
   const recordAudit = createAuditRecorder({
     audit: clients.audit,

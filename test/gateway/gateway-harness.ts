@@ -1,5 +1,14 @@
 import { createClient } from "@connectrpc/connect";
-import { createApiKeyCache, createGateway, createRevocationListener, loadGatewayConfig, type ApiKeyCache, type Gateway } from "@subdata/gateway";
+import {
+  createApiKeyCache,
+  createGateway,
+  createRevocationListener,
+  createThrottledAuthentications,
+  loadGatewayConfig,
+  type ApiKeyCache,
+  type Gateway,
+  type ThrottledAuthentications,
+} from "@subdata/gateway";
 import { AuditService } from "@subdata/proto/subdata/audit/v1/audit_service_pb";
 import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
@@ -28,6 +37,8 @@ export interface GatewayHarness {
   fixtures: Fixtures;
   /** Every log line the gateway wrote. */
   logs: string[];
+  /** The counts of throttled authentication attempts; nothing flushes them but a test. */
+  throttled: ThrottledAuthentications;
   /** When true, every INSERT into audit_events fails as if the database were gone. */
   failAudit: { enabled: boolean };
   /** A new key for a merchant, as CreateApiKey returns it (the only copy). */
@@ -82,6 +93,13 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
   const cache = createApiKeyCache({ ttlMs: 60_000, maxEntries: 1_000, now: Date.now });
   const revocations = createRevocationListener({ natsUrl: inject("natsUrl"), cache, logger, retryDelayMs: 200 });
   revocations.start();
+  const throttled = createThrottledAuthentications({
+    apiKeys: createClient(ApiKeyService, authTransport.transport),
+    windowSeconds: config.SUBDATA_AUTH_FAILURE_WINDOW_SECONDS,
+    maxAddresses: config.SUBDATA_AUTH_FAILURE_MAX_CLIENTS,
+    timeoutMs: config.SUBDATA_UPSTREAM_TIMEOUT_MS,
+    logger,
+  });
   const gateway = createGateway({
     clients: {
       subscriptions: createClient(SubscriptionService, queryTransport.transport),
@@ -94,6 +112,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
     logger,
     config,
     apiKeyCache: cache,
+    throttledAuthentications: throttled,
   });
   await gateway.ready();
 
@@ -105,6 +124,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
     admin,
     fixtures: createFixtures(admin),
     logs,
+    throttled,
     failAudit,
     async createKey(merchantId) {
       const created = await auth.apiKeys.createApiKey({ merchantId, name: "gateway test" });

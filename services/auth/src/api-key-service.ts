@@ -23,6 +23,7 @@ import {
   AuthenticateApiKeyResponseSchema,
   CreateApiKeyResponseSchema,
   ListApiKeysResponseSchema,
+  RecordThrottledAuthenticationsResponseSchema,
   RevokeApiKeyResponseSchema,
 } from "@subdata/proto/subdata/auth/v1/api_key_service_pb";
 import { displayPrefixOf, generateApiKey, parseApiKey } from "./api-key-format.ts";
@@ -30,12 +31,14 @@ import { apiKeyMessage } from "./api-key-message.ts";
 import type { ApiKeyRepository } from "./api-key-repository.ts";
 import type { LastUsedTracker } from "./last-used-tracker.ts";
 import type { RevocationPublisher } from "./revocation-publisher.ts";
-import type { SecurityEventReason } from "./security-event-repository.ts";
+import type { SecurityEventReason, SecurityEventRepository, ThrottledWindow } from "./security-event-repository.ts";
 import type { SecurityLog } from "./security-log.ts";
 
 export interface ApiKeyServiceDeps {
   apiKeys: ApiKeyRepository;
   securityLog: SecurityLog;
+  /** Where RecordThrottledAuthentications writes (one row per address and window). */
+  securityEvents: Pick<SecurityEventRepository, "addThrottled">;
   lastUsed: LastUsedTracker;
   revocations: RevocationPublisher;
   pageTokens: PageTokenCodec;
@@ -44,6 +47,9 @@ export interface ApiKeyServiceDeps {
 
 const LIST_METHOD = `${ApiKeyService.typeName}/ListApiKeys`;
 const MAX_NAME_LENGTH = 100;
+/** Counts per RecordThrottledAuthentications call, as the proto says. */
+const MAX_THROTTLED_PER_CALL = 1_000;
+const MAX_ATTEMPTS = 2_147_483_647;
 
 /** What the API answers for each security-log reason: unknown and malformed keys look the same. */
 const FAILURES: Record<SecurityEventReason, { reason: ErrorReason; message: string }> = {
@@ -118,6 +124,28 @@ export function createApiKeyService(deps: ApiKeyServiceDeps): ServiceImpl<typeof
       deps.revocations.publish({ apiKeyId: row.id, merchantId: row.merchant_id, revokedAt: pgTimestampToProto(row.revoked_at!) });
       deps.logger.info({ apiKeyId: row.id, merchantId }, "api key revoked");
       return create(RevokeApiKeyResponseSchema, { apiKey: apiKeyMessage(row) });
+    },
+
+    async recordThrottledAuthentications(request) {
+      if (request.throttled.length === 0) throw invalidArgument("throttled", "must hold at least one count");
+      if (request.throttled.length > MAX_THROTTLED_PER_CALL) throw invalidArgument("throttled", `must hold at most ${MAX_THROTTLED_PER_CALL} counts`);
+      // One row per address and window: counts repeated within the call are added before the upsert,
+      // which cannot touch one row twice in a statement.
+      const windows = new Map<string, ThrottledWindow>();
+      request.throttled.forEach((count, index) => {
+        const clientIp = requireId(`throttled[${index}].client_ip`, count.clientIp);
+        if (!count.windowStart) throw invalidArgument(`throttled[${index}].window_start`, "is required");
+        const windowStart = timestampToDate(requireTimestampInRange(`throttled[${index}].window_start`, count.windowStart));
+        const attempts = Number(count.attempts);
+        if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS) {
+          throw invalidArgument(`throttled[${index}].attempts`, `must be between 1 and ${MAX_ATTEMPTS}`);
+        }
+        const key = `${clientIp} ${windowStart.toISOString()}`;
+        const seen = windows.get(key);
+        windows.set(key, { clientIp, windowStart, attempts: Math.min(MAX_ATTEMPTS, (seen?.attempts ?? 0) + attempts) });
+      });
+      await deps.securityEvents.addThrottled([...windows.values()]);
+      return create(RecordThrottledAuthenticationsResponseSchema, {});
     },
 
     async authenticateApiKey(request) {

@@ -65,6 +65,7 @@ export function createAuthDependencies(options: AuthDependencyOptions): AuthDepe
     auditEvents,
     auditWriter,
     securityLog,
+    securityEvents,
     securityRetention,
     lastUsed: createLastUsedTracker({ repository: apiKeys, logger: options.logger }),
     revocations: options.revocations,

@@ -32,6 +32,7 @@ describe("the RPC access table", () => {
     expect(gateway.sort()).toEqual(
       [
         "subdata.auth.v1.ApiKeyService/AuthenticateApiKey",
+        "subdata.auth.v1.ApiKeyService/RecordThrottledAuthentications",
         "subdata.audit.v1.AuditService/RecordRead",
         "subdata.audit.v1.AuditService/RecordReads",
         "subdata.events.v1.EventService/ListEvents",

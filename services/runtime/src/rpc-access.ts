@@ -30,6 +30,7 @@ export const RPC_ACCESS: Readonly<Record<string, readonly Caller[]>> = {
   "subdata.order.v1.OrderService/ListOrders": ["gateway"],
   "subdata.events.v1.EventService/ListEvents": ["gateway"],
   "subdata.auth.v1.ApiKeyService/AuthenticateApiKey": ["gateway"],
+  "subdata.auth.v1.ApiKeyService/RecordThrottledAuthentications": ["gateway"],
   "subdata.auth.v1.ApiKeyService/CreateApiKey": ADMIN,
   "subdata.auth.v1.ApiKeyService/ListApiKeys": ADMIN,
   "subdata.auth.v1.ApiKeyService/RevokeApiKey": ADMIN,

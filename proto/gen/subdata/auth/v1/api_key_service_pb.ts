@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/auth/v1/api_key_service.proto.
  */
 export const file_subdata_auth_v1_api_key_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVzdWJkYXRhL2F1dGgvdjEvYXBpX2tleV9zZXJ2aWNlLnByb3RvEg9zdWJkYXRhLmF1dGgudjEiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFENyZWF0ZUFwaUtleVJlc3BvbnNlEigKB2FwaV9rZXkYASABKAsyFy5zdWJkYXRhLmF1dGgudjEuQXBpS2V5EgsKA2tleRgCIAEoCSJQChJMaXN0QXBpS2V5c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiWQoTTGlzdEFwaUtleXNSZXNwb25zZRIpCghhcGlfa2V5cxgBIAMoCzIXLnN1YmRhdGEuYXV0aC52MS5BcGlLZXkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KE1Jldm9rZUFwaUtleVJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKYXBpX2tleV9pZBgCIAEoCSJAChRSZXZva2VBcGlLZXlSZXNwb25zZRIoCgdhcGlfa2V5GAEgASgLMhcuc3ViZGF0YS5hdXRoLnYxLkFwaUtleSJjChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCRIRCgljbGllbnRfaXAYAiABKAkSEgoKdXNlcl9hZ2VudBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJInUKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEhIKCmFwaV9rZXlfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAynAMKDUFwaUtleVNlcnZpY2USWwoMQ3JlYXRlQXBpS2V5EiQuc3ViZGF0YS5hdXRoLnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJS5zdWJkYXRhLmF1dGgudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USXQoLTGlzdEFwaUtleXMSIy5zdWJkYXRhLmF1dGgudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiQuc3ViZGF0YS5hdXRoLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiA5ACARJgCgxSZXZva2VBcGlLZXkSJC5zdWJkYXRhLmF1dGgudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBolLnN1YmRhdGEuYXV0aC52MS5SZXZva2VBcGlLZXlSZXNwb25zZSIDkAICEm0KEkF1dGhlbnRpY2F0ZUFwaUtleRIqLnN1YmRhdGEuYXV0aC52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0Gisuc3ViZGF0YS5hdXRoLnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_subdata_auth_v1_api_key]);
+  fileDesc("CiVzdWJkYXRhL2F1dGgvdjEvYXBpX2tleV9zZXJ2aWNlLnByb3RvEg9zdWJkYXRhLmF1dGgudjEiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KFENyZWF0ZUFwaUtleVJlc3BvbnNlEigKB2FwaV9rZXkYASABKAsyFy5zdWJkYXRhLmF1dGgudjEuQXBpS2V5EgsKA2tleRgCIAEoCSJQChJMaXN0QXBpS2V5c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiWQoTTGlzdEFwaUtleXNSZXNwb25zZRIpCghhcGlfa2V5cxgBIAMoCzIXLnN1YmRhdGEuYXV0aC52MS5BcGlLZXkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KE1Jldm9rZUFwaUtleVJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKYXBpX2tleV9pZBgCIAEoCSJAChRSZXZva2VBcGlLZXlSZXNwb25zZRIoCgdhcGlfa2V5GAEgASgLMhcuc3ViZGF0YS5hdXRoLnYxLkFwaUtleSJjChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCRIRCgljbGllbnRfaXAYAiABKAkSEgoKdXNlcl9hZ2VudBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJInUKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEhIKCmFwaV9rZXlfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiZQolUmVjb3JkVGhyb3R0bGVkQXV0aGVudGljYXRpb25zUmVxdWVzdBI8Cgl0aHJvdHRsZWQYASADKAsyKS5zdWJkYXRhLmF1dGgudjEuVGhyb3R0bGVkQXV0aGVudGljYXRpb25zInEKGFRocm90dGxlZEF1dGhlbnRpY2F0aW9ucxIRCgljbGllbnRfaXAYASABKAkSMAoMd2luZG93X3N0YXJ0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghhdHRlbXB0cxgDIAEoAyIoCiZSZWNvcmRUaHJvdHRsZWRBdXRoZW50aWNhdGlvbnNSZXNwb25zZTKwBAoNQXBpS2V5U2VydmljZRJbCgxDcmVhdGVBcGlLZXkSJC5zdWJkYXRhLmF1dGgudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBolLnN1YmRhdGEuYXV0aC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJdCgtMaXN0QXBpS2V5cxIjLnN1YmRhdGEuYXV0aC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJC5zdWJkYXRhLmF1dGgudjEuTGlzdEFwaUtleXNSZXNwb25zZSIDkAIBEmAKDFJldm9rZUFwaUtleRIkLnN1YmRhdGEuYXV0aC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiUuc3ViZGF0YS5hdXRoLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlIgOQAgISbQoSQXV0aGVudGljYXRlQXBpS2V5Eiouc3ViZGF0YS5hdXRoLnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QaKy5zdWJkYXRhLmF1dGgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVzcG9uc2USkQEKHlJlY29yZFRocm90dGxlZEF1dGhlbnRpY2F0aW9ucxI2LnN1YmRhdGEuYXV0aC52MS5SZWNvcmRUaHJvdHRsZWRBdXRoZW50aWNhdGlvbnNSZXF1ZXN0Gjcuc3ViZGF0YS5hdXRoLnYxLlJlY29yZFRocm90dGxlZEF1dGhlbnRpY2F0aW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_subdata_auth_v1_api_key]);
 
 /**
  * CreateApiKeyRequest describes the key to make.
@@ -269,6 +269,78 @@ export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResp
   messageDesc(file_subdata_auth_v1_api_key_service, 7);
 
 /**
+ * RecordThrottledAuthenticationsRequest carries the counts of one flush.
+ *
+ * @generated from message subdata.auth.v1.RecordThrottledAuthenticationsRequest
+ */
+export type RecordThrottledAuthenticationsRequest = Message<"subdata.auth.v1.RecordThrottledAuthenticationsRequest"> & {
+  /**
+   * 1–1,000 counts, at most one per client address and window.
+   *
+   * @generated from field: repeated subdata.auth.v1.ThrottledAuthentications throttled = 1;
+   */
+  throttled: ThrottledAuthentications[];
+};
+
+/**
+ * Describes the message subdata.auth.v1.RecordThrottledAuthenticationsRequest.
+ * Use `create(RecordThrottledAuthenticationsRequestSchema)` to create a new message.
+ */
+export const RecordThrottledAuthenticationsRequestSchema: GenMessage<RecordThrottledAuthenticationsRequest> = /*@__PURE__*/
+  messageDesc(file_subdata_auth_v1_api_key_service, 8);
+
+/**
+ * ThrottledAuthentications counts the attempts from one client address in one window that were
+ * answered 429 without asking the auth service.
+ *
+ * @generated from message subdata.auth.v1.ThrottledAuthentications
+ */
+export type ThrottledAuthentications = Message<"subdata.auth.v1.ThrottledAuthentications"> & {
+  /**
+   * The client's address, as the gateway resolved it.
+   *
+   * @generated from field: string client_ip = 1;
+   */
+  clientIp: string;
+
+  /**
+   * The start of the window the attempts fell in.
+   *
+   * @generated from field: google.protobuf.Timestamp window_start = 2;
+   */
+  windowStart?: Timestamp | undefined;
+
+  /**
+   * How many attempts were throttled; at least 1.
+   *
+   * @generated from field: int64 attempts = 3;
+   */
+  attempts: bigint;
+};
+
+/**
+ * Describes the message subdata.auth.v1.ThrottledAuthentications.
+ * Use `create(ThrottledAuthenticationsSchema)` to create a new message.
+ */
+export const ThrottledAuthenticationsSchema: GenMessage<ThrottledAuthentications> = /*@__PURE__*/
+  messageDesc(file_subdata_auth_v1_api_key_service, 9);
+
+/**
+ * RecordThrottledAuthenticationsResponse confirms the counts are durable.
+ *
+ * @generated from message subdata.auth.v1.RecordThrottledAuthenticationsResponse
+ */
+export type RecordThrottledAuthenticationsResponse = Message<"subdata.auth.v1.RecordThrottledAuthenticationsResponse"> & {
+};
+
+/**
+ * Describes the message subdata.auth.v1.RecordThrottledAuthenticationsResponse.
+ * Use `create(RecordThrottledAuthenticationsResponseSchema)` to create a new message.
+ */
+export const RecordThrottledAuthenticationsResponseSchema: GenMessage<RecordThrottledAuthenticationsResponse> = /*@__PURE__*/
+  messageDesc(file_subdata_auth_v1_api_key_service, 10);
+
+/**
  * ApiKeyService makes, lists, revokes and verifies the API keys of the public REST API.
  *
  * @generated from service subdata.auth.v1.ApiKeyService
@@ -315,6 +387,20 @@ export const ApiKeyService: GenService<{
     methodKind: "unary";
     input: typeof AuthenticateApiKeyRequestSchema;
     output: typeof AuthenticateApiKeyResponseSchema;
+  },
+  /**
+   * RecordThrottledAuthentications writes to the security log the attempts a gateway answered 429
+   * without calling AuthenticateApiKey, because their client address had used up its budget of failed
+   * authentications: one event per client address and window, with the number of attempts, not one
+   * per request. Counts for an address and window already recorded (another gateway replica) are
+   * added to it.
+   *
+   * @generated from rpc subdata.auth.v1.ApiKeyService.RecordThrottledAuthentications
+   */
+  recordThrottledAuthentications: {
+    methodKind: "unary";
+    input: typeof RecordThrottledAuthenticationsRequestSchema;
+    output: typeof RecordThrottledAuthenticationsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_subdata_auth_v1_api_key_service, 0);
