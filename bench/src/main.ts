@@ -31,6 +31,20 @@ const WAKE_PROBE_SLEEP_MS = 10;
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/** What every closed-loop phase shares: the load generator, the run's shape from the options, the cores, the pool CPU readings use. */
+function loadRunSettings(options: BenchOptions, load: Awaited<ReturnType<typeof chooseLoadGenerator>>, admin: Pool) {
+  return {
+    load,
+    connections: options.connections,
+    warmupSeconds: options.warmupSeconds,
+    runSeconds: options.runSeconds,
+    repetitions: options.repetitions,
+    cores: cpus().length,
+    admin,
+    say,
+  };
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2), process.env);
   if (options.lifecycleAuditRows !== undefined) return runLifecycleBench(options, repoRoot, say);
@@ -95,14 +109,8 @@ async function main(): Promise<number> {
         scenarios: [scenario],
         targets: targets.filter((target) => target.name === "gateway"),
         processes,
-        load,
-        connections: options.connections,
-        warmupSeconds: options.warmupSeconds,
-        runSeconds: options.runSeconds,
+        ...loadRunSettings(options, load, admin),
         repetitions: 1,
-        cores: cpus().length,
-        admin,
-        say,
       });
       await apiKeys.revokeApiKey({ merchantId: dataset.bigMerchantId, apiKeyId: keyId }).catch(() => {});
       keyId = "";
@@ -115,14 +123,7 @@ async function main(): Promise<number> {
       scenarios,
       targets,
       processes,
-      load,
-      connections: options.connections,
-      warmupSeconds: options.warmupSeconds,
-      runSeconds: options.runSeconds,
-      repetitions: options.repetitions,
-      cores: cpus().length,
-      admin,
-      say,
+      ...loadRunSettings(options, load, admin),
     };
     const http = await runHttpBench(httpOptions);
     const firstPage = scenarios.find((scenario) => scenario.name === "list50");
@@ -375,22 +376,15 @@ async function feedOnly(
     const merchantId = dataset.hooksMerchantId;
     const created = await createClient(ApiKeyService, auth.transport).createApiKey({ merchantId, name: `npm run bench --feed ${stamp}` });
     const result = await runFeedBench({
-      admin,
       adminUrl: dataset.adminUrl,
       gatewayOrigin: stack.gatewayUrl,
       apiKey: created.key,
       merchantId,
       processes: stack.processes.map(({ name, pid }) => ({ name, pid })),
-      load,
-      connections: options.connections,
-      warmupSeconds: options.warmupSeconds,
-      runSeconds: options.runSeconds,
-      repetitions: options.repetitions,
-      cores: cpus().length,
+      ...loadRunSettings(options, load, admin),
       feedEvents: options.feedEvents,
       visibilitySamples: options.latencyChanges,
       catchUpEvents: options.catchUpEvents,
-      say,
     });
     say(`\n${renderFeedTable(result)}\n`);
     writeResult(`${stamp}-feed.json`, { mode: `${options.mode} --feed`, dataset: dataset.counts, feed: result });
@@ -436,16 +430,7 @@ async function tracingOnly(
         return selectScenarios(built.scenarios, options.scenarios ?? ["list50", "get"]);
       },
       merchantId: dataset.bigMerchantId,
-      bench: {
-        load,
-        connections: options.connections,
-        warmupSeconds: options.warmupSeconds,
-        runSeconds: options.runSeconds,
-        repetitions: options.repetitions,
-        cores: cpus().length,
-        admin,
-        say,
-      },
+      bench: loadRunSettings(options, load, admin),
       say,
     });
     say(`\n${renderTracingTable(runs)}\n`);
