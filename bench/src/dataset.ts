@@ -132,7 +132,18 @@ export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (
   });
   let built = false;
   let buildSeconds = 0;
-  if (!exists || !(await readMarker(adminUrl, spec))) {
+  let reusable = exists && (await readMarker(adminUrl, spec));
+  if (reusable) {
+    // A dataset another checkout migrated (migrations this one lacks, or its new ones sorted before ones
+    // already applied) cannot follow this one's: it is a cache, so it is built again.
+    try {
+      await migrate({ databaseUrl: adminUrl, log: (line) => say(`migrate: ${line}`) });
+    } catch (error) {
+      say(`dataset ${databaseName} cannot take this checkout's migrations (${(error as Error).message}): building it again`);
+      reusable = false;
+    }
+  }
+  if (!reusable) {
     const started = Date.now();
     say(
       `building dataset ${databaseName}: ${spec.subscriptions.toLocaleString("en")} subscriptions across ${merchantShares(spec).length.toLocaleString("en")} merchants (${spec.mix} mix)`,
@@ -154,7 +165,6 @@ export async function ensureDataset(serverUrl: string, spec: DatasetSpec, say: (
     built = true;
     say(`dataset built in ${buildSeconds.toFixed(0)} s`);
   } else {
-    await migrate({ databaseUrl: adminUrl, log: (line) => say(`migrate: ${line}`) });
     buildSeconds = await withClient(adminUrl, async (client) =>
       Number((await client.query("SELECT build_seconds FROM bench_dataset")).rows[0]?.build_seconds ?? 0),
     );
