@@ -66,7 +66,12 @@ async function main(): Promise<number> {
   if (options.tracingOnly) return tracingOnly(options, dataset, secrets, roles, stamp);
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
-  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench", statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS });
+  const admin = createPool({
+    connectionString: dataset.adminUrl,
+    max: 2,
+    applicationName: "subdata-bench",
+    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
+  });
   const receiver = await startReceiver();
   say("starting the stack (floor, baseline, query, auth, webhook, relay, gateway)");
   const stack = await startStack({
@@ -294,7 +299,12 @@ async function webhooksOnly(
   loadAverageAtStart: number[],
   wakeProbe: WakeProbe,
 ): Promise<number> {
-  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench", statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS });
+  const admin = createPool({
+    connectionString: dataset.adminUrl,
+    max: 2,
+    applicationName: "subdata-bench",
+    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
+  });
   const receiver = await startReceiver();
   say("starting the webhook service and the relay");
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
@@ -360,7 +370,12 @@ async function feedOnly(
   stamp: string,
 ): Promise<number> {
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
-  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench", statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS });
+  const admin = createPool({
+    connectionString: dataset.adminUrl,
+    max: 2,
+    applicationName: "subdata-bench",
+    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
+  });
   say("starting the read path (query, auth, gateway)");
   const stack = await startStack({
     repoRoot,
@@ -409,7 +424,12 @@ async function tracingOnly(
   stamp: string,
 ): Promise<number> {
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
-  const admin = createPool({ connectionString: dataset.adminUrl, max: 2, applicationName: "subdata-bench", statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS });
+  const admin = createPool({
+    connectionString: dataset.adminUrl,
+    max: 2,
+    applicationName: "subdata-bench",
+    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
+  });
   try {
     const runs = await runTracingBench({
       stackOptions: {
