@@ -133,6 +133,32 @@ describe("change capture", () => {
     expect((cascadedDelete.payload.object.line_items as Array<{ sku: string }>).map((item) => item.sku)).toEqual(["B"]);
   });
 
+  it("gives a line item added after a no-op update of its order, in one transaction, its own order.updated", async () => {
+    const merchantId = await fixtures.merchant();
+    const subscription = await fixtures.subscription({ merchantId });
+    const order = await fixtures.order({ merchantId, subscriptionId: subscription.id, lineItems: [{ sku: "A" }] });
+    const client = await admin.connect();
+    try {
+      await client.query("BEGIN");
+      // Setting the status the order already has: the row is rewritten, its version and events are not.
+      await client.query("UPDATE orders SET status = status WHERE id = $1", [order.id]);
+      await client.query(
+        `INSERT INTO order_line_items (order_id, position, merchant_id, sku, title, quantity, unit_price_minor, total_minor)
+         VALUES ($1, 2, $2, 'B', 'B', 1, 100, 100)`,
+        [order.id, merchantId],
+      );
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    const rows = (await feedOf(merchantId)).filter((row) => row.resource_id === order.id);
+    expect(types(rows)).toEqual(["order.created@1", "order.updated@2"]);
+    expect((rows[1]!.payload.object.line_items as Array<{ sku: string }>).map((item) => item.sku)).toEqual(["A", "B"]);
+    // The transaction's own bookkeeping stays out of the event.
+    expect(rows[1]!.payload.object).not.toHaveProperty("version_xid");
+    expect(rows[1]!.payload.changed_columns).not.toContain("version_xid");
+  });
+
   it("gives nothing to a rolled-back transaction and keeps positions gap-free per merchant", async () => {
     const merchantId = await fixtures.merchant();
     const subscription = await fixtures.subscription({ merchantId });
