@@ -30,8 +30,10 @@ const WAKE_PROBE_SLEEP_MS = 10;
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const say = (line: string) => process.stdout.write(`${line}\n`);
-/** The bench's own pool writes bursts of 20,000 changes in one transaction and runs VACUUMs: the services' 10 s deadline is for requests. */
-const BENCH_ADMIN_STATEMENT_TIMEOUT_MS = 3_600_000;
+/** The bench's own pool: it writes bursts of 20,000 changes in one transaction and runs VACUUMs, so the services' 10 s deadline is not its. */
+function benchAdminPool(adminUrl: string): Pool {
+  return createPool({ connectionString: adminUrl, max: 2, applicationName: "subdata-bench", statementTimeoutMs: 3_600_000 });
+}
 
 /** What every closed-loop phase shares: the load generator, the run's shape from the options, the cores, the pool CPU readings use. */
 function loadRunSettings(options: BenchOptions, load: Awaited<ReturnType<typeof chooseLoadGenerator>>, admin: Pool) {
@@ -66,12 +68,7 @@ async function main(): Promise<number> {
   if (options.tracingOnly) return tracingOnly(options, dataset, secrets, roles, stamp);
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
-  const admin = createPool({
-    connectionString: dataset.adminUrl,
-    max: 2,
-    applicationName: "subdata-bench",
-    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
-  });
+  const admin = benchAdminPool(dataset.adminUrl);
   const receiver = await startReceiver();
   say("starting the stack (floor, baseline, query, auth, webhook, relay, gateway)");
   const stack = await startStack({
@@ -299,12 +296,7 @@ async function webhooksOnly(
   loadAverageAtStart: number[],
   wakeProbe: WakeProbe,
 ): Promise<number> {
-  const admin = createPool({
-    connectionString: dataset.adminUrl,
-    max: 2,
-    applicationName: "subdata-bench",
-    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
-  });
+  const admin = benchAdminPool(dataset.adminUrl);
   const receiver = await startReceiver();
   say("starting the webhook service and the relay");
   const profileDir = join(repoRoot, "bench", "results", `profiles-${stamp}`);
@@ -370,12 +362,7 @@ async function feedOnly(
   stamp: string,
 ): Promise<number> {
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
-  const admin = createPool({
-    connectionString: dataset.adminUrl,
-    max: 2,
-    applicationName: "subdata-bench",
-    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
-  });
+  const admin = benchAdminPool(dataset.adminUrl);
   say("starting the read path (query, auth, gateway)");
   const stack = await startStack({
     repoRoot,
@@ -424,12 +411,7 @@ async function tracingOnly(
   stamp: string,
 ): Promise<number> {
   const load = await chooseLoadGenerator(options.loadTool, options.mode !== "smoke", say);
-  const admin = createPool({
-    connectionString: dataset.adminUrl,
-    max: 2,
-    applicationName: "subdata-bench",
-    statementTimeoutMs: BENCH_ADMIN_STATEMENT_TIMEOUT_MS,
-  });
+  const admin = benchAdminPool(dataset.adminUrl);
   try {
     const runs = await runTracingBench({
       stackOptions: {

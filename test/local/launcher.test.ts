@@ -16,6 +16,7 @@ import { startNatsWithoutJetStream, type PlainNats } from "./nats-without-jetstr
 import { privateClone } from "./private-clone.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const rootManifest = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { engines: { node: string }; scripts: { start: string } };
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -129,7 +130,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
   }, async () => {
     const { ports, env } = await launcherEnvironment();
     // The script as npm runs it (sh -c), without npm, which answers a SIGTERM by re-raising it once its child is done.
-    const start = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+    const start = rootManifest.scripts.start;
     launcher = spawn("sh", ["-c", `exec ${start}`], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
     launcher.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     launcher.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -154,7 +155,7 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
       expect(output).toContain(`http://127.0.0.1:${ports.QUERY_PORT}`);
       expect(await grpcHealthServing(`http://127.0.0.1:${ports.QUERY_PORT}`, token)).toBe(true);
       expect(processesWithEnv(marker).length).toBeGreaterThan(0);
-      const engines = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { engines: { node: string } }).engines.node;
+      const engines = rootManifest.engines.node;
       // The services and the launcher's helpers that are Node (tsx's esbuild is not).
       const nodeExecutables = processesWithEnv(marker)
         .map((pid) => readlinkSync(`/proc/${pid}/exe`))
