@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createHealthState, createMetrics, createTraceScope, type HealthState, type Registry } from "@subdata/runtime";
+import { createHealthState, createMetrics, createTraceScope, type HealthState, type Registry, unavailable } from "@subdata/runtime";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createApiKeyCache } from "./api-key-cache.ts";
 import { loadGatewayConfig } from "./config.ts";
@@ -132,5 +132,25 @@ describe("spans", () => {
       headers: { authorization: `Bearer ${KEY}`, traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" },
     });
     expect(spans).toEqual([]);
+  });
+});
+
+describe("audit refusal logs", () => {
+  it("name the first read refused for want of an audit record and sum up the rest in one line, while the metric counts each", async () => {
+    fake.behaviour.recordRead = async () => {
+      throw unavailable("audit log");
+    };
+    const get = () => gateway.inject({ url: "/api/v1/subscriptions", headers: { authorization: `Bearer ${KEY}` } });
+    const first = await get();
+    const rest = await Promise.all(Array.from({ length: 20 }, get));
+    expect([first, ...rest].map((response) => response.statusCode)).toEqual(Array(21).fill(503));
+    const refusals = () => logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line.msg).includes("audit record failed"));
+    expect(refusals()).toEqual([expect.objectContaining({ reqId: first.headers["request-id"], reason: "failed", msg: "audit record failed; answering 503" })]);
+    expect(await metrics.getSingleMetricAsString("subdata_gateway_audit_refused_total")).toContain(
+      'subdata_gateway_audit_refused_total{reason="failed",component="gateway"} 21',
+    );
+    // Within the interval the rest are only counted; closing logs their count rather than losing it.
+    await gateway.close();
+    expect(refusals().slice(1)).toEqual([expect.objectContaining({ refused: 20, reasons: { failed: 20 } })]);
   });
 });

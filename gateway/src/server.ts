@@ -18,6 +18,7 @@ import Fastify, {
 } from "fastify";
 import type { ApiKeyCache } from "./api-key-cache.ts";
 import { auditRefusalOf, createAuditRecorder } from "./audit-recorder.ts";
+import { createAuditRefusalLog } from "./audit-refusal-log.ts";
 import { createAuthFailureLimiter } from "./auth-failure-limiter.ts";
 import { createAuthenticate } from "./authenticate.ts";
 import { createThrottledAuthentications, type ThrottledAuthentications } from "./throttled-authentications.ts";
@@ -93,6 +94,8 @@ export type Gateway = FastifyInstance<RawServerDefault, RawRequestDefaultExpress
 const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
 /** Readable by browser code if an operator ever fronts the API with CORS. */
 const EXPOSED_HEADERS = "Request-Id, RateLimit-Policy, RateLimit, Retry-After";
+/** Under an audit outage, one log line per this interval at most (the metric counts every refusal). */
+const AUDIT_REFUSAL_LOG_INTERVAL_MS = 10_000;
 /** Seconds a client should wait after a 503. */
 const UNAVAILABLE_RETRY_AFTER = "1";
 
@@ -154,6 +157,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     maxWaitMs: config.SUBDATA_AUDIT_QUEUE_WAIT_MS,
     ...(auditObserver ? { onFlush: auditObserver.flushed } : {}),
   });
+  const auditRefusals = createAuditRefusalLog({ logger, intervalMs: AUDIT_REFUSAL_LOG_INTERVAL_MS });
   const waitingReads =
     deps.waitingReads ?? createWaitingReads({ maxTotal: config.SUBDATA_FEED_MAX_WAITING, maxPerKey: config.SUBDATA_FEED_MAX_WAITING_PER_KEY });
   const rateLimiter = createRateLimiter({
@@ -232,10 +236,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // No audit record, no data.
       const reason = auditRefusalOf(error);
       auditObserver?.refused(reason);
-      request.log.error({ err: error, reason }, "audit record failed; answering 503");
+      auditRefusals.refused(reason, error, request.log);
       return problemPayload(reply, request, new ProblemError("unavailable"));
     }
   });
+
+  // After the in-flight requests: the refusals counted since the last line are logged, not lost.
+  app.addHook("onClose", async () => auditRefusals.close());
 
   app.addHook("onResponse", async (request, reply) => {
     request.log.info(

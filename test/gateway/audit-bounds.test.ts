@@ -51,13 +51,16 @@ describe("the gateway's audit queue when the audit log is blocked", () => {
         expect(body).toMatchObject({ code: "unavailable", status: 503 });
         expect(body).not.toHaveProperty("data");
       }
-      const reasons = h.logs
-        .filter((line) => line.includes("audit record failed; answering 503"))
-        .map((line) => (JSON.parse(line) as { reason: string }).reason);
+      const refused = (await h.metrics.getSingleMetric("subdata_gateway_audit_refused_total")!.get()).values;
+      const countOf = (reason: string) => refused.find((value) => value.labels.reason === reason)?.value;
       // Refused by the bounds, not by the auth service giving up (its statement timeout is 5 s, the deadline
       // 2 s): six on arrival (the queue held four), five at their deadline (the one in flight and the four queued).
-      expect(reasons.filter((reason) => reason === "queue_full")).toHaveLength(6);
-      expect(reasons.filter((reason) => reason === "deadline")).toHaveLength(5);
+      expect(countOf("queue_full")).toBe(6);
+      expect(countOf("deadline")).toBe(5);
+      expect(countOf("failed")).toBe(0);
+      // Eleven refusals within seconds, one line: the first, on arrival; the rest are summed up later.
+      const logged = h.logs.filter((line) => line.includes("audit record failed; answering 503"));
+      expect(logged.map((line) => (JSON.parse(line) as { reason: string }).reason)).toEqual(["queue_full"]);
 
       await blocker.query("ROLLBACK");
       released = true;

@@ -14,7 +14,7 @@ import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb
 import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { createServiceTransport } from "@subdata/runtime";
+import { createMetrics, createServiceTransport, type Registry } from "@subdata/runtime";
 import type { LightMyRequestResponse } from "fastify";
 import pg from "pg";
 import { inject } from "vitest";
@@ -37,6 +37,8 @@ export interface GatewayHarness {
   fixtures: Fixtures;
   /** Every log line the gateway wrote. */
   logs: string[];
+  /** The gateway's metrics (no process metrics). */
+  metrics: Registry;
   /** The counts of throttled authentication attempts; nothing flushes them but a test. */
   throttled: ThrottledAuthentications;
   /** When true, every INSERT into audit_events fails as if the database were gone. */
@@ -79,6 +81,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
   const query = await startQueryServer();
   const admin = new pg.Pool({ connectionString: inject("adminDatabaseUrl"), max: 4 });
   const { logger, lines: logs } = createCapturedLogger({ name: "gateway", level: "debug" });
+  const metrics = createMetrics({ service: "gateway", defaultMetrics: false });
   // The gateway's own credential: each harness made its own set of caller tokens.
   const queryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.tokens.gateway });
   const waitingQueryTransport = createServiceTransport({ baseUrl: query.baseUrl, serviceToken: query.tokens.gateway });
@@ -112,6 +115,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
     logger,
     config,
     apiKeyCache: cache,
+    metrics,
     throttledAuthentications: throttled,
   });
   await gateway.ready();
@@ -124,6 +128,7 @@ export async function startGatewayHarness(environment: NodeJS.ProcessEnv = {}): 
     admin,
     fixtures: createFixtures(admin),
     logs,
+    metrics,
     throttled,
     failAudit,
     async createKey(merchantId) {
