@@ -7,32 +7,32 @@ import { ConfigError, env, loadConfig } from "./config.ts";
 
 const secretA = randomBytes(24).toString("base64url");
 const secretB = randomBytes(30).toString("base64");
-const shape = { PORT: env.port(8080), SUBDATA_SERVICE_TOKEN: env.secret(), DATABASE_URL: env.databaseUrl() };
+const shape = { PORT: env.port(8080), SUBDATA_PAGE_TOKEN_SECRET: env.secret(), DATABASE_URL: env.databaseUrl() };
 
 describe("loadConfig", () => {
   it("names every bad variable, without its value", () => {
     try {
-      loadConfig(shape, { PORT: "http", SUBDATA_SERVICE_TOKEN: "hunter2" });
+      loadConfig(shape, { PORT: "http", SUBDATA_PAGE_TOKEN_SECRET: "hunter2" });
       expect.fail("expected a ConfigError");
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const message = (error as ConfigError).message;
       expect(message).toContain("PORT is invalid");
-      expect(message).toContain("SUBDATA_SERVICE_TOKEN is invalid: must be at least 32 characters");
+      expect(message).toContain("SUBDATA_PAGE_TOKEN_SECRET is invalid: must be at least 32 characters");
       expect(message).toContain("DATABASE_URL is not set");
       expect(message).not.toContain("hunter2");
     }
   });
 
   it("returns typed, frozen values with defaults", () => {
-    const config = loadConfig(shape, { SUBDATA_SERVICE_TOKEN: secretA, DATABASE_URL: "postgres://localhost/db" });
+    const config = loadConfig(shape, { SUBDATA_PAGE_TOKEN_SECRET: secretA, DATABASE_URL: "postgres://localhost/db" });
     expect(config.PORT).toBe(8080);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
   it("makes a service exit 1 with the list of problems and no stack trace", () => {
     const script = `import { loadConfigOrExit, loadConfig, env } from "./services/runtime/src/config.ts";
-      loadConfigOrExit("subdata-test", () => loadConfig({ SUBDATA_SERVICE_TOKEN: env.secret() }, {}));`;
+      loadConfigOrExit("subdata-test", () => loadConfig({ SUBDATA_PAGE_TOKEN_SECRET: env.secret() }, {}));`;
     let stderr = "";
     let status: number | null = 0;
     try {
@@ -44,16 +44,16 @@ describe("loadConfig", () => {
     }
     expect(status).toBe(1);
     expect(stderr).toContain("subdata-test: invalid configuration");
-    expect(stderr).toContain("SUBDATA_SERVICE_TOKEN is not set");
+    expect(stderr).toContain("SUBDATA_PAGE_TOKEN_SECRET is not set");
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 });
 
 describe("env.secretList (secrets accepted during a rotation)", () => {
-  const listShape = { SUBDATA_SERVICE_TOKENS_ACCEPTED: env.secretList() };
+  const listShape = { SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: env.secretList() };
   const problemsOf = (value: string): string => {
     try {
-      loadConfig(listShape, { SUBDATA_SERVICE_TOKENS_ACCEPTED: value });
+      loadConfig(listShape, { SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: value });
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       return (error as ConfigError).message;
@@ -62,26 +62,26 @@ describe("env.secretList (secrets accepted during a rotation)", () => {
   };
 
   it("is the empty list when unset or empty", () => {
-    expect(loadConfig(listShape, {}).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([]);
-    expect(loadConfig(listShape, { SUBDATA_SERVICE_TOKENS_ACCEPTED: "" }).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([]);
+    expect(loadConfig(listShape, {}).SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED).toEqual([]);
+    expect(loadConfig(listShape, { SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: "" }).SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED).toEqual([]);
   });
 
   it("splits on commas, keeping each value exactly", () => {
     const first = secretA;
     const second = `${secretB}+/=`;
-    expect(loadConfig(listShape, { SUBDATA_SERVICE_TOKENS_ACCEPTED: `${first},${second}` }).SUBDATA_SERVICE_TOKENS_ACCEPTED).toEqual([first, second]);
+    expect(loadConfig(listShape, { SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED: `${first},${second}` }).SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED).toEqual([first, second]);
   });
 
   it("refuses a short item, naming the variable and the item's position but never a value", () => {
     const message = problemsOf(`${secretA},hunter2`);
-    expect(message).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 2 must be at least 32 characters");
+    expect(message).toContain("SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED is invalid: item 2 of 2 must be at least 32 characters");
     expect(message).not.toContain("hunter2");
     expect(message).not.toContain(secretA);
   });
 
   it("refuses empty items and a trailing comma", () => {
     const long = secretA;
-    expect(problemsOf(`${long},,${long}`)).toContain("SUBDATA_SERVICE_TOKENS_ACCEPTED is invalid: item 2 of 3 is empty");
+    expect(problemsOf(`${long},,${long}`)).toContain("SUBDATA_PAGE_TOKEN_SECRETS_ACCEPTED is invalid: item 2 of 3 is empty");
     expect(problemsOf(`${long},`)).toContain("item 2 of 2 is empty");
     expect(problemsOf(",")).toContain("item 1 of 2 is empty");
   });
@@ -94,10 +94,10 @@ describe("env.secretList (secrets accepted during a rotation)", () => {
 });
 
 describe("placeholder secrets", () => {
-  const secretShape = { SUBDATA_SERVICE_TOKEN: env.secret(), DATABASE_URL: env.databaseUrl() };
+  const secretShape = { SUBDATA_PAGE_TOKEN_SECRET: env.secret(), DATABASE_URL: env.databaseUrl() };
   const problemsOf = (variables: Record<string, string>): string => {
     try {
-      loadConfig(secretShape, { SUBDATA_SERVICE_TOKEN: secretA, DATABASE_URL: "postgres://localhost/db", ...variables });
+      loadConfig(secretShape, { SUBDATA_PAGE_TOKEN_SECRET: secretA, DATABASE_URL: "postgres://localhost/db", ...variables });
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       return (error as ConfigError).message;
@@ -115,8 +115,8 @@ describe("placeholder secrets", () => {
   });
 
   it.each(exampleSecrets)("refuses deploy/.env.example's %s as a secret, naming the variable, not the value", (_, value) => {
-    const message = problemsOf({ SUBDATA_SERVICE_TOKEN: value.padEnd(32, "-") });
-    expect(message).toMatch(/SUBDATA_SERVICE_TOKEN is invalid: (is a placeholder|has fewer than)/);
+    const message = problemsOf({ SUBDATA_PAGE_TOKEN_SECRET: value.padEnd(32, "-") });
+    expect(message).toMatch(/SUBDATA_PAGE_TOKEN_SECRET is invalid: (is a placeholder|has fewer than)/);
     expect(message).not.toContain(value);
   });
 
@@ -135,14 +135,14 @@ describe("placeholder secrets", () => {
     "abababababababababababababababab",
     "0".repeat(64),
   ])("refuses the typed value %s", (value) => {
-    expect(problemsOf({ SUBDATA_SERVICE_TOKEN: value })).toContain("SUBDATA_SERVICE_TOKEN is invalid");
+    expect(problemsOf({ SUBDATA_PAGE_TOKEN_SECRET: value })).toContain("SUBDATA_PAGE_TOKEN_SECRET is invalid");
   });
 
   it("accepts generated values", () => {
     for (let i = 0; i < 50; i += 1) {
       const token = randomBytes(16).toString("hex");
       const password = randomBytes(24).toString("hex");
-      expect(() => loadConfig(secretShape, { SUBDATA_SERVICE_TOKEN: token, DATABASE_URL: `postgres://u:${password}@h/db` })).not.toThrow();
+      expect(() => loadConfig(secretShape, { SUBDATA_PAGE_TOKEN_SECRET: token, DATABASE_URL: `postgres://u:${password}@h/db` })).not.toThrow();
     }
   });
 });
