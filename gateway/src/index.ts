@@ -3,6 +3,6 @@ export { createApiKeyCache, type ApiKeyCache } from "./api-key-cache.ts";
 export { gatewayConfigShape, loadGatewayConfig } from "./config.ts";
 // The document /api/v1/openapi.json serves: @subdata/client is generated from it.
 export { createOpenApiDocument } from "./openapi.ts";
-export { API_KEY_REVOKED_SUBJECT, createRevocationListener } from "./revocation-listener.ts";
+export { createRevocationListener } from "./revocation-listener.ts";
 export { createGateway, type Gateway } from "./server.ts";
 export { createThrottledAuthentications, type ThrottledAuthentications } from "./throttled-authentications.ts";

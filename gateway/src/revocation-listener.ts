@@ -1,6 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
+import { apiKeyRevokedSubject } from "@subdata/events";
 import type { Logger, NatsCredentials } from "@subdata/runtime";
 import type { ApiKeyCache } from "./api-key-cache.ts";
 
@@ -10,8 +11,6 @@ import type { ApiKeyCache } from "./api-key-cache.ts";
  * only while the subscription is known to be live (subscribed and flushed); on any disconnect it is
  * distrusted and emptied, so a revocation published while we were away can never be served from it.
  */
-
-export const API_KEY_REVOKED_SUBJECT = "subdata.auth.api_key.revoked";
 
 export interface RevocationListener {
   /** Connects in the background, retrying until close(); never throws. */
@@ -90,7 +89,7 @@ export function createRevocationListener(deps: RevocationListenerDeps): Revocati
           return;
         }
         connection = nc;
-        nc.subscribe(API_KEY_REVOKED_SUBJECT, {
+        nc.subscribe(apiKeyRevokedSubject, {
           callback: (error, message) => {
             if (error) logger.warn({ err: error }, "revocation subscription error");
             else onRevoked(message.data);

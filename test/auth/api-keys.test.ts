@@ -3,7 +3,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { API_KEY_REVOKED_SUBJECT } from "@subdata/auth";
+import { apiKeyRevokedSubject } from "@subdata/events";
 import { ApiKeyRevokedEventSchema, type ApiKeyRevokedEvent } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
 import { errorDetailOf, ErrorReason } from "@subdata/runtime";
 import pg from "pg";
@@ -38,7 +38,7 @@ describe("the API key service", () => {
   beforeAll(async () => {
     auth = await startAuthService();
     nats = await connect({ servers: inject("natsUrl") });
-    const subscription = nats.subscribe(API_KEY_REVOKED_SUBJECT);
+    const subscription = nats.subscribe(apiKeyRevokedSubject);
     void (async () => {
       for await (const message of subscription) revocations.push(fromBinary(ApiKeyRevokedEventSchema, message.data));
     })();

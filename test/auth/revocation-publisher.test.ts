@@ -2,18 +2,12 @@ import net from "node:net";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { connect } from "@nats-io/transport-node";
-import { API_KEY_REVOKED_SUBJECT, createNatsRevocationPublisher } from "@subdata/auth";
+import { createNatsRevocationPublisher } from "@subdata/auth";
+import { apiKeyRevokedSubject } from "@subdata/events";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
 import { expect, inject, it } from "vitest";
 import { createCapturedLogger } from "@subdata/runtime/test-support";
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "../support/free-port.ts";
 
 async function until(condition: () => boolean): Promise<void> {
   for (let attempt = 0; attempt < 200 && !condition(); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -28,7 +22,7 @@ it("retries a revocation published while NATS was unreachable, and delivers it o
   const listener = await connect({ servers: inject("natsUrl") });
   const apiKeyId = `key_retry_${inject("runId")}`;
   const received: string[] = [];
-  const subscription = listener.subscribe(API_KEY_REVOKED_SUBJECT);
+  const subscription = listener.subscribe(apiKeyRevokedSubject);
   void (async () => {
     for await (const message of subscription) received.push(fromBinary(ApiKeyRevokedEventSchema, message.data).apiKeyId);
   })();

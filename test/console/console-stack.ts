@@ -9,7 +9,7 @@ import { createServiceTransport } from "@subdata/runtime";
 import { createCallerTokens } from "@subdata/runtime/test-support";
 import pg from "pg";
 import { inject } from "vitest";
-import { freePort } from "../faults/free-port.ts";
+import { freePort } from "../support/free-port.ts";
 import { listeningPorts, type RunningProcess, startProcess } from "../lifecycle/support/process.ts";
 import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
 import { waitFor } from "../support/wait-for.ts";

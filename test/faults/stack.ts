@@ -9,7 +9,7 @@ import pg from "pg";
 import { startFaultProxy, type FaultProxy } from "./fault-proxy.ts";
 import type { NatsRole } from "@subdata/events";
 import { type AuthenticatedNats, createAuthenticatedNats } from "../support/authenticated-nats.ts";
-import { freePort } from "./free-port.ts";
+import { freePort } from "../support/free-port.ts";
 import { startPostgresCluster, type PostgresCluster } from "./postgres-cluster.ts";
 import { createServiceProcess, type ServiceProcess } from "./service-process.ts";
 

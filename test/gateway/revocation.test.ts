@@ -1,6 +1,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { connect } from "@nats-io/transport-node";
-import { API_KEY_REVOKED_SUBJECT, createApiKeyCache, createRevocationListener } from "@subdata/gateway";
+import { apiKeyRevokedSubject } from "@subdata/events";
+import { createApiKeyCache, createRevocationListener } from "@subdata/gateway";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
 import { createLogger } from "@subdata/runtime";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -48,7 +49,7 @@ describe("revocation through the gateway", () => {
     const lookups = keyLookups();
     const nc = await connect({ servers: inject("natsUrl") });
     try {
-      nc.publish(API_KEY_REVOKED_SUBJECT, toBinary(ApiKeyRevokedEventSchema, create(ApiKeyRevokedEventSchema, { apiKeyId, merchantId })));
+      nc.publish(apiKeyRevokedSubject, toBinary(ApiKeyRevokedEventSchema, create(ApiKeyRevokedEventSchema, { apiKeyId, merchantId })));
       await nc.flush();
     } finally {
       await nc.close();

@@ -8,17 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedPostgres, EmbeddedPostgresOptions } from "../../deploy/local/src/embedded-postgres.ts";
 import { SHARED_CLUSTERS_DIR } from "../../deploy/local/src/cluster-location.ts";
 import { privateClone } from "./private-clone.ts";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from "../support/free-port.ts";
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });

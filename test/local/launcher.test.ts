@@ -1,6 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,20 +13,10 @@ import { grpcHealthServing } from "../../deploy/local/src/readiness.ts";
 import { satisfiesEngines } from "../../deploy/local/src/supported-node.ts";
 import { startNatsWithoutJetStream, type PlainNats } from "./nats-without-jetstream.ts";
 import { privateClone } from "./private-clone.ts";
+import { freePort } from "../support/free-port.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const rootManifest = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { engines: { node: string }; scripts: { start: string } };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Pids of live processes whose environment carries `marker` (our launcher's children do). */
 function processesWithEnv(marker: string): number[] {

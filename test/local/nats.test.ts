@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { devNatsUsers, loadDevSecrets } from "../../deploy/local/src/dev-secrets.ts";
 import { ensureNats, natsHelp } from "../../deploy/local/src/nats.ts";
 import { startNatsWithoutJetStream, type PlainNats } from "./nats-without-jetstream.ts";
+import { freePort } from "../support/free-port.ts";
 
 describe("npm start's NATS check (deploy/local/src/nats.ts)", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "subdata-nats-"));
@@ -60,14 +60,3 @@ describe("npm start's NATS check (deploy/local/src/nats.ts)", () => {
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -10,6 +9,7 @@ import { changeEventFromSubscriptionEvent } from "@subdata/events";
 import { type ChangeEvent, ChangeEventSchema } from "@subdata/proto/subdata/events/v1/change_event_pb";
 import { type SubscriptionEvent, SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import type { Queryable } from "@subdata/runtime";
+import { freePort } from "../support/free-port.ts";
 
 /** A merchant with one customer and one plan, fresh ids. */
 export async function createMerchant(db: Queryable, name: string): Promise<{ merchantId: string; customerId: string; planId: string }> {
@@ -94,14 +94,6 @@ export async function readStream(nc: NatsConnection, stream: string): Promise<St
 export async function deleteStream(nc: NatsConnection, stream: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
   await jsm.streams.delete(stream).catch(() => false);
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A private nats-server (JetStream, file store in a temp dir) this test can stop and restart. */

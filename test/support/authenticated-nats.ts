@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultNatsUser, natsAuthorizationConfig, type NatsPermissionSettings, type NatsRole, natsRoles, type NatsUsers } from "@subdata/events";
 import type { NatsCredentials } from "@subdata/runtime";
+import { freePort } from "./free-port.ts";
 
 /**
  * A nats-server of a test's own with JetStream and the production permissions: each role's user with
@@ -20,17 +21,6 @@ export interface AuthenticatedNats {
   stop(): Promise<void>;
   /** Stops and removes the config and the store. */
   dispose(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 function answers(port: number): Promise<boolean> {

@@ -1,5 +1,5 @@
 export { createAuthServer } from "./server.ts";
 export { createAuthDependencies, type AuthDependencies } from "./dependencies.ts";
 export { authConfigShape } from "./config.ts";
-export { API_KEY_REVOKED_SUBJECT, createNatsRevocationPublisher } from "./revocation-publisher.ts";
+export { createNatsRevocationPublisher } from "./revocation-publisher.ts";
 export { generateApiKey } from "./api-key-format.ts";

@@ -1,11 +1,9 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { apiKeyRevokedSubject } from "@subdata/events";
 import type { Logger, NatsCredentials } from "@subdata/runtime";
 import { ApiKeyRevokedEventSchema } from "@subdata/proto/subdata/events/v1/api_key_event_pb";
-
-/** Core NATS subject every gateway listens on to evict a revoked key from its verified-key cache. */
-export const API_KEY_REVOKED_SUBJECT = "subdata.auth.api_key.revoked";
 
 export interface ApiKeyRevocation {
   apiKeyId: string;
@@ -27,7 +25,7 @@ export interface ApiKeyRevocation {
  */
 export interface RevocationPublisher {
   publish(revocation: ApiKeyRevocation): void;
-  /** Events waiting to be confirmed (for tests and metrics). */
+  /** Events waiting to be confirmed: at most `maxPending`. */
   readonly queued: number;
   /** Stops retrying after one last attempt, and closes the connection. */
   close(): Promise<void>;
@@ -94,7 +92,7 @@ export function createNatsRevocationPublisher(options: NatsRevocationPublisherOp
     const nc = await connection_();
     const batch = pending.slice();
     const droppedBefore = dropped;
-    for (const data of batch) nc.publish(API_KEY_REVOKED_SUBJECT, data);
+    for (const data of batch) nc.publish(apiKeyRevokedSubject, data);
     await withTimeout(nc.flush(), confirmTimeoutMs, "NATS flush");
     // Events dropped from the head meanwhile shifted the batch's position in the queue.
     pending.splice(0, Math.max(0, batch.length - (dropped - droppedBefore)));

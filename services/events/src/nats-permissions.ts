@@ -21,7 +21,7 @@ import { eventFilter } from "./event-stream.ts";
 export const natsRoles = ["relay", "webhook", "auth", "gateway"] as const;
 export type NatsRole = (typeof natsRoles)[number];
 
-/** Core NATS subject of key revocations: the auth service publishes, every gateway listens. */
+/** Core NATS subject of key revocations: the auth service publishes, every gateway listens and evicts the key from its cache. */
 export const apiKeyRevokedSubject = "subdata.auth.api_key.revoked";
 
 /** The inbox prefix of a role's connection (requests' replies and pulled messages arrive below it). */

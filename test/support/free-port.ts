@@ -1,6 +1,6 @@
 import net from "node:net";
 
-/** A port nothing listens on now, for a server the suite starts. */
+/** A port nothing listens on now (on 127.0.0.1), for a server a test starts. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
