@@ -18,7 +18,7 @@ const DEFAULT_MAX_IN_FLIGHT = 16;
  */
 export interface LastUsedTracker {
   touch(apiKeyId: string): void;
-  /** Keys remembered now (for tests and metrics). */
+  /** Keys remembered now: at most `maxTracked`. */
   readonly tracked: number;
 }
 

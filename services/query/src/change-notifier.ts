@@ -16,8 +16,6 @@ export interface ChangeNotifier {
    * the wait still resolves `changed`. Throws RESOURCE_EXHAUSTED when maxWaiters are already waiting.
    */
   subscribe(merchantId: string): ChangeWaiter;
-  /** Waiters now (for metrics and tests). */
-  readonly waiting: number;
   close(): Promise<void>;
 }
 
@@ -98,9 +96,6 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
           finish();
         },
       };
-    },
-    get waiting() {
-      return waiting;
     },
     async close() {
       clearInterval(fallback);

@@ -70,7 +70,7 @@ function setup(data: { subscriptions?: SubscriptionRow[]; charged?: Subscription
         head: async () => 0n,
         purgedThrough: async () => null,
       },
-      changes: { subscribe: () => ({ changed: new Promise(() => {}), cancel() {} }), waiting: 0, close: async () => {} },
+      changes: { subscribe: () => ({ changed: new Promise(() => {}), cancel() {} }), close: async () => {} },
       pageTokens: createPageTokenCodec("x".repeat(32)),
     }),
   );

@@ -106,7 +106,7 @@ export function createPool(options: PoolOptions): pg.Pool {
   });
   // pg-pool drops its error listener while a client is checked out. A connection that dies between
   // two statements of a transaction (Postgres restarted, the network cut) would then emit an
-  // unhandled 'error' and kill the process (found by the fault suite). The holder's next query
+  // unhandled 'error' and kill the process (the fault suite's Postgres restart does this). The holder's next query
   // fails and is handled where it is made, so the event itself needs no action.
   // ('acquire' fires before the pool removes its own listener, so ours is added once, for good.)
   pool.on("acquire", (client) => {
