@@ -37,6 +37,17 @@ describe("npm start's NATS check (deploy/local/src/nats.ts)", () => {
     expect(help).toContain("NATS_URL");
   });
 
+  it("when no NATS answers at a URL that is not local, says so naming the URL and how to get one, and starts none", async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): nothing answers there.
+    const url = "nats://192.0.2.1:4222";
+    const setup = await ensureNats({ url, dataDir, users, permissions, onLog: () => {} });
+    expect(setup).toEqual({ kind: "missing", url, reason: `no NATS answers at ${url} (not a local address, so none is started)` });
+    const help = natsHelp(setup).join("\n");
+    expect(help).toContain("the webhook service and the outbox relay are skipped");
+    expect(help).toContain("apt-get install nats-server");
+    expect(help).toContain("NATS_URL");
+  });
+
   it("uses a NATS with JetStream as it is", async () => {
     const url = inject("natsUrl");
     expect(await ensureNats({ url, dataDir, users, permissions, onLog: () => {} })).toEqual({ kind: "external", url });
