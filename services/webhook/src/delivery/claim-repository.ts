@@ -11,10 +11,19 @@ import type { Pool, PoolClient } from "@subdata/runtime";
  * and merchants already at their cap, and hands out at most the room left under each cap, ranked by
  * due time within the endpoint and then within the merchant. So one merchant's slow receivers hold at
  * most its merchant cap of the cluster's slots, and the rest stay free for everyone else. Claims run
- * one at a time across replicas (a transaction-level advisory lock taken before the claim statement):
- * two claims counting at once could each see the same room and hand it out twice.
+ * one at a time across replicas (a transaction-level advisory lock taken before counting): two claims
+ * counting at once could each see the same room and hand it out twice.
  *
- * One statement, bounded work per call whatever the backlog:
+ * One round trip takes the lock and counts (BEGIN; lock; count, one simple query whose statements each
+ * take their own snapshot, so the count sees every claim committed before the lock was ours). Between
+ * the count and the claim statement nothing can add to the counts (the lock is ours, and now() is the
+ * transaction's), so the room handed out is at most the room there is. The count reaches the claim as
+ * constants: the endpoints and merchants at their cap as plain arrays, which the planner estimates
+ * from its statistics. Computed inside the statement (ARRAY(SELECT …)), they are opaque to it: with
+ * one or a few merchants it then estimates that the scan keeps almost no due row, and reads the whole
+ * table and sorts it on every claim instead of taking the first rows of the due index.
+ *
+ * The claim statement, bounded work per call whatever the backlog:
  * - scan at most `scanLimit` due rows in (next_attempt_at, id) order (index webhook_deliveries_due);
  * - map each to its group's head with one probe of webhook_deliveries_pending_order;
  * - claim due heads, within each endpoint's and merchant's room, FOR UPDATE SKIP LOCKED; moving
@@ -80,7 +89,7 @@ export interface ClaimResult {
 }
 
 export interface ClaimRepository {
-  /** Claims due heads within each endpoint's room and defers rows whose head is not due; one statement. */
+  /** Claims due heads within each endpoint's room and defers rows whose head is not due; one claim statement, after the lock and the count. */
   claimDue(options: ClaimOptions): Promise<ClaimResult>;
 }
 
@@ -88,17 +97,33 @@ export function createClaimRepository(pool: Pool): ClaimRepository {
   return { claimDue: (options) => claimDue(pool, options) };
 }
 
-/** The advisory lock that makes claims take turns across replicas (see the top of this file). */
-const CLAIM_LOCK = "subdata-webhook-claim";
+/**
+ * BEGIN, the advisory lock that makes claims take turns across replicas, and the in-flight count, as
+ * one simple query (no parameters): see the top of this file. Index-only on webhook_deliveries_in_flight.
+ */
+const TAKE_TURN_AND_COUNT = `BEGIN;
+SELECT pg_advisory_xact_lock(hashtextextended('subdata-webhook-claim', 0));
+SELECT f.merchant_id, f.endpoint_id, count(*)::int AS in_flight,
+       (SELECT ep.failing_since IS NOT NULL FROM webhook_endpoints ep WHERE ep.id = f.endpoint_id) AS failing
+  FROM webhook_deliveries f
+ WHERE f.status = 'PENDING' AND f.claimed_until IS NOT NULL AND f.claimed_until > now()
+ GROUP BY f.merchant_id, f.endpoint_id`;
+
+interface BusyRow {
+  merchant_id: string;
+  endpoint_id: string;
+  in_flight: number;
+  /** Null when the endpoint is gone (deleted while its deliveries were in flight). */
+  failing: boolean | null;
+}
 
 async function claimDue(pool: Pool, options: ClaimOptions): Promise<ClaimResult> {
   const client = await pool.connect();
   let result: { rows: ClaimRow[] };
   try {
-    await client.query("BEGIN");
-    // Its own statement: the claim's snapshot then includes every claim committed before the lock was ours.
-    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [CLAIM_LOCK]);
-    result = await claimIn(client, options);
+    // A query of several statements answers with one result per statement; the count is the last.
+    const results = (await client.query(TAKE_TURN_AND_COUNT)) as unknown as Array<{ rows: BusyRow[] }>;
+    result = await claimIn(client, options, results[results.length - 1]?.rows ?? []);
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
@@ -109,27 +134,25 @@ async function claimDue(pool: Pool, options: ClaimOptions): Promise<ClaimResult>
   return summarise(result.rows);
 }
 
-function claimIn(client: PoolClient, options: ClaimOptions): Promise<{ rows: ClaimRow[] }> {
+function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyRow[]): Promise<{ rows: ClaimRow[] }> {
+  const fullEndpoints = new Set(options.fullEndpointIds);
+  const merchantInFlight = new Map<string, number>();
+  for (const row of busy) {
+    if (row.in_flight >= (row.failing ? options.failingCap : options.healthyCap)) fullEndpoints.add(row.endpoint_id);
+    merchantInFlight.set(row.merchant_id, (merchantInFlight.get(row.merchant_id) ?? 0) + row.in_flight);
+  }
+  const fullMerchants = [...merchantInFlight].filter(([, inFlight]) => inFlight >= options.merchantCap).map(([merchantId]) => merchantId);
   return client.query<ClaimRow>(
     `WITH busy AS (
-       -- In flight anywhere (claimed, not yet recorded, lease running): index-only on webhook_deliveries_in_flight.
-       SELECT f.merchant_id, f.endpoint_id, count(*)::int AS in_flight
-         FROM webhook_deliveries f
-        WHERE f.status = 'PENDING' AND f.claimed_until IS NOT NULL AND f.claimed_until > now()
-        GROUP BY f.merchant_id, f.endpoint_id
+       -- Counted under the lock, just before this statement (see the top of this file).
+       SELECT * FROM unnest($8::text[], $9::int[]) AS b (endpoint_id, in_flight)
      ), busy_merchants AS (
-       SELECT busy.merchant_id, sum(busy.in_flight)::int AS in_flight FROM busy GROUP BY busy.merchant_id
-     ), full_endpoints AS (
-       SELECT busy.endpoint_id
-         FROM busy JOIN webhook_endpoints ep ON ep.id = busy.endpoint_id
-        WHERE busy.in_flight >= CASE WHEN ep.failing_since IS NULL THEN $2::int ELSE $3::int END
+       SELECT * FROM unnest($10::text[], $11::int[]) AS b (merchant_id, in_flight)
      ), scan AS (
        SELECT d.id, d.merchant_id, d.endpoint_id, d.resource_id
          FROM webhook_deliveries d
         WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
-          AND d.endpoint_id <> ALL ($5::text[])
-          AND d.endpoint_id <> ALL (ARRAY(SELECT full_endpoints.endpoint_id FROM full_endpoints))
-          AND d.merchant_id <> ALL (ARRAY(SELECT busy_merchants.merchant_id FROM busy_merchants WHERE busy_merchants.in_flight >= $7::int))
+          AND d.endpoint_id <> ALL ($5::text[]) AND d.merchant_id <> ALL ($12::text[])
         ORDER BY d.next_attempt_at, d.id
         LIMIT $6
      ), judged AS (
@@ -207,7 +230,20 @@ function claimIn(client: PoolClient, options: ClaimOptions): Promise<{ rows: Cla
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
             (SELECT count(*) FROM deferred)::int, (SELECT count(*) FROM scan)::int`,
-    [options.limit, options.healthyCap, options.failingCap, Math.round(options.leaseMs), options.fullEndpointIds, options.scanLimit, options.merchantCap],
+    [
+      options.limit,
+      options.healthyCap,
+      options.failingCap,
+      Math.round(options.leaseMs),
+      [...fullEndpoints],
+      options.scanLimit,
+      options.merchantCap,
+      busy.map((row) => row.endpoint_id),
+      busy.map((row) => row.in_flight),
+      [...merchantInFlight.keys()],
+      [...merchantInFlight.values()],
+      fullMerchants,
+    ],
   );
 }
 

@@ -66,12 +66,12 @@ const claimed = (endpointId: string, n: number): ClaimedDelivery => ({
  * ids each one skipped; its POSTs return only when the test calls `respond(eventId)`. Fake timers: the
  * poll fires only when a test moves the clock.
  */
-function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>) {
+function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>, pool: Pool = committingPool) {
   const claims: string[][] = [];
   const posts = new Map<string, () => void>();
   let recorded = 0;
   const worker = createDeliveryWorker({
-    pool: committingPool,
+    pool,
     secretBox: { seal: () => Buffer.alloc(0), open: () => "whsec_test" },
     sender: { send: (message) => new Promise((resolve) => posts.set(message.eventId, () => resolve(attempt(200, "NONE")))) },
     logger,
@@ -187,6 +187,40 @@ describe("the hold after an empty claim past a full endpoint", () => {
     answer(nothingDue);
     await settle();
     expect(h.claims).toEqual([[], ["we_busy"], ["we_busy"]]);
+    await h.stop();
+  });
+});
+
+describe("an endpoint's room", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("frees up when its attempts are recorded, not when its POSTs return: the claim counts unrecorded attempts in flight", async () => {
+    let openRecorder!: () => void;
+    const recorderOpen = new Promise<void>((resolve) => (openRecorder = resolve));
+    const heldPool = {
+      connect: async () => {
+        await recorderOpen;
+        return committingPool.connect();
+      },
+    } as unknown as Pool;
+    const h = holdHarness([{ claimed: [1, 2, 3, 4].map((n) => claimed("we_busy", n)), deferred: 0, scanned: 4 }], heldPool);
+    h.worker.start();
+    await settle();
+    expect(h.claims).toEqual([[]]);
+    // Three of its four POSTs answered: half of its cap and more is free, but nothing is recorded yet.
+    for (const n of [1, 2, 3]) h.respond(`evt_we_busy_${n}`);
+    await settle();
+    expect(h.claims).toEqual([[]]);
+    openRecorder();
+    await settle();
+    expect(h.recorded()).toBe(3);
+    // Then it is claimed for again (a claim after an earlier flush, with one recorded, still skipped it).
+    expect(h.claims.at(-1)).toEqual([]);
     await h.stop();
   });
 });
