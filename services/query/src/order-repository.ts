@@ -1,6 +1,5 @@
-import type { KeysetCursor } from "@subdata/runtime";
 import type { Pool } from "@subdata/runtime";
-import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
+import { listPage, type SubscriptionScopedListQuery, subscriptionScopedListStatements } from "./subscription-scoped-list.ts";
 
 /** A line item as aggregated to JSON inside the order's row (bigints as text, so never rounded). */
 export interface LineItemRow {
@@ -31,18 +30,8 @@ export interface OrderRow {
   line_items: LineItemRow[];
 }
 
-export interface ListOrdersQuery {
-  merchantId: string;
-  /** Only this subscription's orders, or null for all. */
-  subscriptionId: string | null;
-  /** Start strictly after this row; null for the first page. */
-  after: KeysetCursor | null;
-  /** The page size plus one, to learn whether there is a next page. */
-  limit: number;
-}
-
 export interface OrderRepository {
-  list(query: ListOrdersQuery): Promise<OrderRow[]>;
+  list(query: SubscriptionScopedListQuery): Promise<OrderRow[]>;
 }
 
 // Line items come with their order in the same statement (one round trip, one snapshot); the
@@ -55,43 +44,11 @@ const COLUMNS = `o.id, o.merchant_id, o.subscription_id, o.charge_id, o.number, 
     ) ORDER BY li.position), '[]'::json)
     FROM order_line_items li WHERE li.order_id = o.id AND li.merchant_id = $1) AS line_items`;
 
-interface Statement {
-  name: string;
-  text: string;
-}
-
-/**
- * One named statement per (filter, first page or not), each planned for its index:
- * orders_merchant_keyset, or orders_merchant_subscription_keyset for one subscription.
- */
-function listStatement(bySubscription: boolean, afterCursor: boolean): Statement {
-  const walk = keysetWalk("o", bySubscription ? { column: "subscription_id", type: "text" } : null, afterCursor);
-  return {
-    name: `query_list_orders_${bySubscription ? "subscription" : "all"}_${afterCursor ? "after" : "first"}`,
-    text: plannedPage(`SELECT ${COLUMNS} FROM orders o WHERE ${walk.conditions.join(" AND ")}`, "o", walk.order, walk.limit, MAX_LIST_ROWS),
-  };
-}
-
-const LIST_STATEMENTS = {
-  all: { first: listStatement(false, false), after: listStatement(false, true) },
-  subscription: { first: listStatement(true, false), after: listStatement(true, true) },
-};
+const LIST_STATEMENTS = subscriptionScopedListStatements("orders", "o", COLUMNS);
 
 /** Parameterised SQL over one merchant's orders; every statement has merchant_id = $1. */
 export function createOrderRepository(pool: Pool): OrderRepository {
-  return {
-    async list(query) {
-      const variants = query.subscriptionId === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.subscription;
-      const statement = query.after === null ? variants.first : variants.after;
-      requireLimitWithin(query.limit, MAX_LIST_ROWS);
-      const values: unknown[] = [query.merchantId];
-      if (query.subscriptionId !== null) values.push(query.subscriptionId);
-      if (query.after !== null) values.push(query.after.at, query.after.id);
-      values.push(query.limit);
-      const result = await pool.query<OrderRow>({ ...statement, values });
-      return result.rows;
-    },
-  };
+  return { list: (query) => listPage<OrderRow>(pool, LIST_STATEMENTS, query) };
 }
 
 /** The statements' SQL, for tests that EXPLAIN them. */

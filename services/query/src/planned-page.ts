@@ -3,6 +3,12 @@ import { MAX_PAGE_SIZE } from "@subdata/runtime";
 /** The most rows a list statement fetches: the largest page plus the row that tells whether more follow. */
 export const MAX_LIST_ROWS = MAX_PAGE_SIZE + 1;
 
+/** A statement prepared once per connection under its name. */
+export interface NamedStatement {
+  name: string;
+  text: string;
+}
+
 /**
  * A keyset page, `${select} ORDER BY ${order} LIMIT ${limit}`, written so that a generic plan is made for
  * a page. The pool plans each statement once, without its values (pool.ts), and Postgres guesses a

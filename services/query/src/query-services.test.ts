@@ -5,7 +5,8 @@ import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subsc
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createPageTokenCodec, errorDetailOf } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import type { ListOrdersQuery, OrderRepository, OrderRow } from "./order-repository.ts";
+import type { OrderRepository, OrderRow } from "./order-repository.ts";
+import type { SubscriptionScopedListQuery } from "./subscription-scoped-list.ts";
 import { createQueryRoutes } from "./routes.ts";
 import type { ListSubscriptionsQuery, SubscriptionRepository, SubscriptionRow, SubscriptionWithChargesRow } from "./subscription-repository.ts";
 
@@ -42,7 +43,7 @@ function subscriptionRow(id: string, createdAt: string, overrides: Partial<Subsc
 
 function setup(data: { subscriptions?: SubscriptionRow[]; charged?: SubscriptionWithChargesRow; orders?: OrderRow[] } = {}) {
   const listCalls: ListSubscriptionsQuery[] = [];
-  const orderCalls: ListOrdersQuery[] = [];
+  const orderCalls: SubscriptionScopedListQuery[] = [];
   const subscriptions: SubscriptionRepository = {
     async list(query) {
       listCalls.push(query);

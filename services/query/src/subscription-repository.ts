@@ -1,6 +1,5 @@
-import type { KeysetCursor } from "@subdata/runtime";
-import type { Pool } from "@subdata/runtime";
-import { keysetWalk, MAX_LIST_ROWS, plannedPage, requireLimitWithin } from "./planned-page.ts";
+import type { KeysetCursor, Pool } from "@subdata/runtime";
+import { keysetWalk, MAX_LIST_ROWS, type NamedStatement, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A subscription with its customer and plan, as the pool returns it (timestamps as exact text). */
 export interface SubscriptionRow {
@@ -99,17 +98,12 @@ const CHARGES = `(SELECT coalesce(json_agg(json_build_object(
   ) ORDER BY ch.created_at, ch.id), '[]'::json)
   FROM charges ch WHERE ch.merchant_id = $1 AND ch.subscription_id = s.id) AS charges`;
 
-interface Statement {
-  name: string;
-  text: string;
-}
-
 /**
  * One named statement per (filter, first page or not) combination, so each is prepared once per
  * connection and planned for its own index: subscriptions_merchant_keyset without a status,
  * subscriptions_merchant_status_keyset with one. The keyset is the row comparison the index orders by.
  */
-function listStatement(byStatus: boolean, afterCursor: boolean): Statement {
+function listStatement(byStatus: boolean, afterCursor: boolean): NamedStatement {
   const walk = keysetWalk("s", byStatus ? { column: "status", type: "subscription_status" } : null, afterCursor);
   // The page is cut from the keyset index first and its customers and plans looked up after.
   const page = plannedPage(`SELECT * FROM subscriptions s WHERE ${walk.conditions.join(" AND ")}`, "s", walk.order, walk.limit, MAX_LIST_ROWS);
@@ -124,7 +118,7 @@ const LIST_STATEMENTS = {
   status: { first: listStatement(true, false), after: listStatement(true, true) },
 };
 
-const GET_WITH_CHARGES: Statement = {
+const GET_WITH_CHARGES: NamedStatement = {
   name: "query_get_subscription_with_charges",
   // One statement, so the subscription and its charges come from one snapshot.
   text: `SELECT ${COLUMNS}, ${CHARGES} FROM subscriptions s ${JOINS} WHERE s.merchant_id = $1 AND s.id = $2`,
