@@ -68,12 +68,14 @@ const claimed = (endpointId: string, n: number): ClaimedDelivery => ({
  */
 function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>, pool: Pool = committingPool) {
   const claims: string[][] = [];
-  const posts = new Map<string, () => void>();
+  const posts = new Map<string, { answer: () => void; fail: (error: Error) => void }>();
   let recorded = 0;
   const worker = createDeliveryWorker({
     pool,
     secretBox: { seal: () => Buffer.alloc(0), open: () => "whsec_test" },
-    sender: { send: (message) => new Promise((resolve) => posts.set(message.eventId, () => resolve(attempt(200, "NONE")))) },
+    sender: {
+      send: (message) => new Promise((resolve, reject) => posts.set(message.eventId, { answer: () => resolve(attempt(200, "NONE")), fail: reject })),
+    },
     logger,
     concurrency: 8,
     // Full at 3 or 4 in flight (claimed for again once half of the cap is free).
@@ -99,11 +101,16 @@ function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>, pool: P
     claims,
     recorded: () => recorded,
     respond(eventId: string) {
-      posts.get(eventId)?.();
+      posts.get(eventId)?.answer();
+      posts.delete(eventId);
+    },
+    /** The sender throws instead of answering: no attempt reaches the recorder. */
+    fail(eventId: string) {
+      posts.get(eventId)?.fail(new Error("sender broke"));
       posts.delete(eventId);
     },
     async stop() {
-      for (const respond of posts.values()) respond();
+      for (const post of posts.values()) post.answer();
       await worker.stop();
     },
   };
@@ -221,6 +228,19 @@ describe("an endpoint's room", () => {
     expect(h.recorded()).toBe(3);
     // Then it is claimed for again (a claim after an earlier flush, with one recorded, still skipped it).
     expect(h.claims.at(-1)).toEqual([]);
+    await h.stop();
+  });
+
+  it("frees up when its sender throws, though no attempt reaches the recorder", async () => {
+    const h = holdHarness([{ claimed: [1, 2, 3, 4].map((n) => claimed("we_busy", n)), deferred: 0, scanned: 4 }]);
+    h.worker.start();
+    await settle();
+    expect(h.claims).toEqual([[]]);
+    for (const n of [1, 2, 3]) h.fail(`evt_we_busy_${n}`);
+    await settle();
+    expect(h.recorded()).toBe(0);
+    // Three of four settled: claimed for again, no longer counted full by this replica.
+    expect(h.claims).toEqual([[], []]);
     await h.stop();
   });
 });

@@ -224,6 +224,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         secrets,
         traceparent,
       });
+    } catch (error) {
+      // No attempt reaches the recorder, whose flush would settle it: the delivery is retried after its lease.
+      settle(delivery.endpointId);
+      throw error;
     } finally {
       release();
     }
