@@ -6,7 +6,10 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { ServiceName } from "@subdata/db";
 import {
+  buildBundles,
   buildProcessTable,
+  bundleNameFor,
+  bundleNodeArgs,
   childEnvironment,
   type DevSecrets,
   formatLogLine,
@@ -19,7 +22,6 @@ import {
   stackUrls,
   waitFor,
 } from "@subdata/local";
-import { buildBundles, bundleNameFor, bundleNodeArgs } from "../../deploy/build/bundle.ts";
 
 /**
  * The stack as production runs it — each service its own `node <SERVICE_NODE_FLAGS> <BUNDLE_NODE_FLAGS>

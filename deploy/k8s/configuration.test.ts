@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { bundlePathFor } from "@subdata/local";
 import { loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import { bundlePathFor } from "../build/bundle.ts";
 import { commandConfigs, exportsTracesWith, placeholderSecrets, processConfigs, processVariables, requiredVariables } from "./test-support/process-configs.ts";
 import { renderedOverlayNames, renderOverlay, repositoryRoot, type RenderedObject } from "./test-support/render.ts";
 import { environmentOf as containerEnvironment, scriptOf, workloadsOf } from "./test-support/workloads.ts";

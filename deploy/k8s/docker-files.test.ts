@@ -1,14 +1,21 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { BUNDLE_ENTRIES, BUNDLE_NODE_FLAGS, buildBundles, bundlePathFor, type BuildResult } from "../build/bundle.ts";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import {
+  BUNDLE_ENTRIES,
+  BUNDLE_NODE_FLAGS,
+  type BuildResult,
+  buildBundles,
+  bundlePathFor,
+  COMMAND_LINE_FLAGS,
+  composeEnvironment,
+  NODE_OPTIONS_FLAGS,
+} from "@subdata/local";
 import { loadConfig } from "@subdata/runtime";
-import { composeEnvironment } from "../local/src/compose-env.ts";
-import { COMMAND_LINE_FLAGS, NODE_OPTIONS_FLAGS } from "../local/src/node-flags.ts";
 import { processConfigs, requiredVariables } from "./test-support/process-configs.ts";
 import { repositoryRoot } from "./test-support/render.ts";
 
@@ -137,6 +144,22 @@ describe("deploy/docker/Dockerfile", () => {
     const runs = argsOf(build, "RUN");
     expect(runs.some((run) => /npm ci --ignore-scripts/.test(run) && !run.includes("--omit"))).toBe(true);
     expect(runs.at(-1)).toBe("npm run build");
+  });
+
+  it("copies the bundler `npm run build` runs, and every file it imports by path, into the build stage", () => {
+    const script = (JSON.parse(read("package.json")) as { scripts: { build: string } }).scripts.build;
+    const bundler = /^node --import tsx (\S+\.ts)$/.exec(script)?.[1];
+    expect(bundler, script).toBeDefined();
+    const copiedPaths = argsOf(stage("build"), "COPY").flatMap((args) => args.split(/\s+/).slice(0, -1));
+    const files = [bundler!];
+    for (const file of files) {
+      expect(
+        copiedPaths.some((path) => file === path || file.startsWith(`${path}/`)),
+        `${file} is copied`,
+      ).toBe(true);
+      for (const [, imported] of read(file).matchAll(/^import [^;]*? from "(\.{1,2}\/[^"]+)";$/gm)) files.push(join(dirname(file), imported!));
+    }
+    expect(files.length, "the bundler and the V8 flags file it imports").toBeGreaterThan(1);
   });
 
   it("installs production dependencies only, from the manifests of every workspace, without install scripts or embedded Postgres", () => {

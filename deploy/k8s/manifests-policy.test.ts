@@ -1,11 +1,13 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
 import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import type { IService } from "kubernetes-models/v1/Service";
+import { BUNDLE_ENTRIES, bundlePathFor } from "@subdata/local";
 import { describe, expect, it } from "vitest";
-import { BUNDLE_ENTRIES, bundlePathFor } from "../build/bundle.ts";
 import { isEmptySelector, selectorMatches } from "./test-support/label-selector.ts";
-import { ofKind, renderedOverlayNames, renderOverlay, type RenderedObject } from "./test-support/render.ts";
+import { ofKind, renderedOverlayNames, renderOverlay, repositoryRoot, type RenderedObject } from "./test-support/render.ts";
 import { scriptOf, workloadsOf } from "./test-support/workloads.ts";
 
 // OTEL_EXPORTER_OTLP_HEADERS (and …_TRACES_HEADERS) may carry a collector's API key.
@@ -382,8 +384,8 @@ function labelsText(labels: Record<string, string> | undefined): string {
 }
 
 describe("the release", () => {
-  it("is one version: the prod overlay's image tag is the CLI's version (subdata --version)", async () => {
-    const { default: cli } = await import("../../services/cli/package.json", { with: { type: "json" } });
+  it("is one version: the prod overlay's image tag is the CLI's version (subdata --version)", () => {
+    const cli = JSON.parse(readFileSync(join(repositoryRoot, "services/cli/package.json"), "utf8")) as { version: string };
     const job = workloadsOf(renderOverlay("prod")).find((workload) => workload.kind === "Job")!;
     expect(job.containers[0]!.image!.split(":").at(-1)).toBe(cli.version);
   });

@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSyn
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildBundles } from "@subdata/local";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { buildBundles } from "../../deploy/build/bundle.ts";
 import { SHARED_CLUSTERS_DIR } from "../../deploy/local/src/cluster-location.ts";
 import { writeDevEnvFile } from "../../deploy/local/src/dev-env-file.ts";
 import { findNatsServer } from "../../deploy/local/src/nats.ts";

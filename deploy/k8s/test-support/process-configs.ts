@@ -5,12 +5,12 @@ import { authConfigShape } from "@subdata/auth";
 import { maintainConfigShape } from "@subdata/cli";
 import { consoleConfigShape } from "@subdata/console";
 import { gatewayConfigShape } from "@subdata/gateway";
+import { BUNDLE_ENTRIES, type BundleName, bundlePathFor } from "@subdata/local";
 import { queryConfigShape } from "@subdata/query";
 import { createLogger, spanExporterFromEnv, tracingFromEnv } from "@subdata/runtime";
 import { webhookConfigShape } from "@subdata/webhook";
 import { relayConfigShape } from "@subdata/relay";
 import type { z } from "zod";
-import { BUNDLE_ENTRIES, bundlePathFor, type BundleName } from "../../build/bundle.ts";
 import { repositoryRoot } from "./render.ts";
 
 /** A loadConfig shape: variable name → its zod schema. */

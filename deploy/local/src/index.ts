@@ -4,3 +4,17 @@ export { formatLogLine, prefixLines } from "./log-line.ts";
 export { spawnManaged, type ManagedProcess } from "./managed-process.ts";
 export { buildProcessTable, childEnvironment, stackUrls, type ProcessSpec } from "./process-table.ts";
 export { grpcHealthServing, httpAnswers, waitFor } from "./readiness.ts";
+// The bundles (`npm run build`) the image, the bench and `npm run start:bundled` run, and the V8 flags every process runs with.
+export {
+  BUNDLE_ENTRIES,
+  BUNDLE_NODE_FLAGS,
+  type BuildResult,
+  type BundleName,
+  buildBundles,
+  bundleNameFor,
+  bundleNodeArgs,
+  bundlePathFor,
+} from "./bundle.ts";
+export { COMMAND_LINE_FLAGS, NODE_OPTIONS_FLAGS } from "./node-flags.ts";
+// The variables deploy/compose.yaml needs, as `npm run compose:env` writes them.
+export { composeEnvironment } from "./compose-env.ts";

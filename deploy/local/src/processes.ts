@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { bundleNameFor, bundleNodeArgs, bundlePathFor } from "./bundle.ts";
 import { formatLogLine, prefixLines } from "./log-line.ts";
 import { spawnManaged, type ManagedProcess, type ProcessExit } from "./managed-process.ts";
 import { childEnvironment, type ProcessSpec } from "./process-table.ts";
-import { bundleNameFor, bundleNodeArgs, bundlePathFor } from "../../build/bundle.ts";
 import type { RunFrom } from "./config.ts";
 import { serviceNodeArgs } from "./node-flags.ts";
 import { grpcHealthServing, httpAnswers, waitFor } from "./readiness.ts";

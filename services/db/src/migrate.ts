@@ -5,7 +5,7 @@ import type pg from "pg";
 /**
  * The folder of SQL migrations, resolved from this file so it works from any working directory. The
  * production bundle keeps this relative path true: this code runs from dist/bin/subdata.mjs there, and
- * the build copies the migrations to dist/migrations (deploy/build/bundle.ts).
+ * the build copies the migrations to dist/migrations (deploy/local/src/bundle.ts).
  */
 export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.url));
 

@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
-import { SERVICE_NODE_FLAGS } from "../local/src/node-flags.ts";
+import { SERVICE_NODE_FLAGS } from "./node-flags.ts";
 
 /**
  * Production and the bench run one JavaScript bundle per process instead of the TypeScript sources
@@ -39,7 +39,7 @@ export function bundlePathFor(name: string, outDir: string = DIST_DIR): string {
 /** The bundle built from an entry point (services/query/src/main.ts → query), among BUNDLE_ENTRIES and `extraEntries`. */
 export function bundleNameFor(entry: string, extraEntries: Readonly<Record<string, string>> = {}): string {
   const found = Object.entries({ ...BUNDLE_ENTRIES, ...extraEntries }).find(([, source]) => source === entry);
-  if (!found) throw new Error(`no bundle is built from ${entry} (deploy/build/bundle.ts BUNDLE_ENTRIES)`);
+  if (!found) throw new Error(`no bundle is built from ${entry} (deploy/local/src/bundle.ts BUNDLE_ENTRIES)`);
   return found[0];
 }
 
@@ -156,10 +156,10 @@ export async function buildBundles(options: BuildOptions): Promise<BuildResult> 
   };
 }
 
-// `npm run build`: node --import tsx deploy/build/bundle.ts
+// `npm run build`: node --import tsx deploy/local/src/bundle.ts
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const started = performance.now();
-  const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+  const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
   const { bundles, externalPackages } = await buildBundles({ repoRoot });
   const names = Object.keys(bundles).join(", ");
   console.log(`bundled ${names} into ${DIST_DIR}/bin in ${Math.round(performance.now() - started)} ms; external: ${externalPackages.join(", ")}`);
