@@ -1,4 +1,4 @@
-import { MAX_PAGE_SIZE } from "@subdata/runtime";
+import { type KeysetCursor, MAX_PAGE_SIZE } from "@subdata/runtime";
 
 /** The most rows a list statement fetches: the largest page plus the row that tells whether more follow. */
 export const MAX_LIST_ROWS = MAX_PAGE_SIZE + 1;
@@ -59,4 +59,13 @@ export function keysetWalk(alias: string, filter: { column: string; type: string
   conditions.push(afterCursor ? `(${column}, ${a}.created_at, ${a}.id) > ($2::${filter.type}, $3::timestamptz, $4::text)` : `${column} >= $2::${filter.type}`);
   conditions.push(`${column} <= $2::${filter.type}`);
   return { conditions, order: `${column}, ${a}.created_at, ${a}.id`, limit: afterCursor ? "$5" : "$3" };
+}
+
+/** The values of a keysetWalk statement in its parameters' order: the merchant, the filter if any, the cursor if any, the limit. */
+export function keysetWalkValues(merchantId: string, filter: unknown, after: KeysetCursor | null, limit: number): unknown[] {
+  const values: unknown[] = [merchantId];
+  if (filter !== null) values.push(filter);
+  if (after !== null) values.push(after.at, after.id);
+  values.push(limit);
+  return values;
 }

@@ -1,5 +1,5 @@
 import type { KeysetCursor, Pool } from "@subdata/runtime";
-import { keysetWalk, MAX_LIST_ROWS, type NamedStatement, plannedPage, requireLimitWithin } from "./planned-page.ts";
+import { keysetWalk, keysetWalkValues, MAX_LIST_ROWS, type NamedStatement, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A subscription with its customer and plan, as the pool returns it (timestamps as exact text). */
 export interface SubscriptionRow {
@@ -131,10 +131,7 @@ export function createSubscriptionRepository(pool: Pool): SubscriptionRepository
       const variants = query.status === null ? LIST_STATEMENTS.all : LIST_STATEMENTS.status;
       const statement = query.after === null ? variants.first : variants.after;
       requireLimitWithin(query.limit, MAX_LIST_ROWS);
-      const values: unknown[] = [query.merchantId];
-      if (query.status !== null) values.push(query.status);
-      if (query.after !== null) values.push(query.after.at, query.after.id);
-      values.push(query.limit);
+      const values = keysetWalkValues(query.merchantId, query.status, query.after, query.limit);
       const result = await pool.query<SubscriptionRow>({ ...statement, values });
       return result.rows;
     },

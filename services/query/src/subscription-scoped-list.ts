@@ -1,5 +1,5 @@
 import type { KeysetCursor, Pool } from "@subdata/runtime";
-import { keysetWalk, MAX_LIST_ROWS, type NamedStatement, plannedPage, requireLimitWithin } from "./planned-page.ts";
+import { keysetWalk, keysetWalkValues, MAX_LIST_ROWS, type NamedStatement, plannedPage, requireLimitWithin } from "./planned-page.ts";
 
 /** A page of one merchant's rows of a table whose rows belong to a subscription (charges, orders). */
 export interface SubscriptionScopedListQuery {
@@ -43,10 +43,7 @@ export async function listPage<Row extends object>(
   const variants = query.subscriptionId === null ? statements.all : statements.subscription;
   const statement = query.after === null ? variants.first : variants.after;
   requireLimitWithin(query.limit, MAX_LIST_ROWS);
-  const values: unknown[] = [query.merchantId];
-  if (query.subscriptionId !== null) values.push(query.subscriptionId);
-  if (query.after !== null) values.push(query.after.at, query.after.id);
-  values.push(query.limit);
+  const values = keysetWalkValues(query.merchantId, query.subscriptionId, query.after, query.limit);
   const result = await pool.query<Row>({ ...statement, values });
   return result.rows;
 }
