@@ -12,7 +12,15 @@ import {
   SubscriptionSchema,
   SubscriptionStatus,
 } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
-import { pgTimestampToProto, previousAttributes, renderCharge, renderOrder, renderSubscription, timestampToRfc3339Millis } from "@subdata/runtime";
+import {
+  pgJsonTimestampToProto,
+  pgTimestampToProto,
+  previousAttributes,
+  renderCharge,
+  renderOrder,
+  renderSubscription,
+  timestampToRfc3339Millis,
+} from "@subdata/runtime";
 import { eventTypeName, eventTypeOf } from "./event-types.ts";
 
 /**
@@ -124,7 +132,7 @@ export interface ChangeEventRow {
 
 /** The JSON snapshot's timestamps look like "2026-11-22T00:22:27.864363+00:00" (UTC, pinned in SQL). */
 function snapshotTimestamp(text: string): Timestamp {
-  return pgTimestampToProto(text.replace("T", " ").replace(/\+00:00$/, "+00"));
+  return pgJsonTimestampToProto(text);
 }
 
 function optionalTimestamp(text: string | null): Timestamp | undefined {

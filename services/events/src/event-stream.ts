@@ -50,7 +50,10 @@ export function eventFilter(subjectPrefix: string): string {
 
 /** The resource whose events a subject carries (its next-to-last token); undefined for any other subject. */
 export function resourceTypeOfSubject(subject: string): ResourceType | undefined {
-  const token = subject.split(".").at(-2);
+  const last = subject.lastIndexOf(".");
+  if (last <= 0) return undefined;
+  // Sliced rather than split: ingest asks this of every consumed message.
+  const token = subject.slice(subject.lastIndexOf(".", last - 1) + 1, last);
   return resourceTypes.find((type) => type === token);
 }
 

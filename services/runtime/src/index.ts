@@ -19,6 +19,7 @@ export { isIdWithPrefix, newId } from "./ids.ts";
 export { handleShutdown } from "./shutdown.ts";
 export {
   dateToTimestamp,
+  pgJsonTimestampToProto,
   pgTimestampToProto,
   pgTimestampToProtoOrUndefined,
   pgTimestampToRfc3339Millis,

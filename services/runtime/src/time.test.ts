@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { pgTimestampToProto, pgTimestampToRfc3339Millis, pgTimestampToRfc3339MillisOrNull, timestampToPgText, timestampToRfc3339Millis } from "./time.ts";
+import {
+  pgJsonTimestampToProto,
+  pgTimestampToProto,
+  pgTimestampToRfc3339Millis,
+  pgTimestampToRfc3339MillisOrNull,
+  timestampToPgText,
+  timestampToRfc3339Millis,
+} from "./time.ts";
 
 describe("time conversions", () => {
   it("keeps microseconds from Postgres text through protobuf and back", () => {
@@ -47,6 +54,36 @@ describe("time conversions", () => {
         const timestamp = create(TimestampSchema, { seconds: BigInt(value), nanos });
         expect(timestampToRfc3339Millis(timestamp)).toBe(new Date(value * 1000 + Math.floor(nanos / 1_000_000)).toISOString());
       }
+    }
+  });
+
+  it("writes Postgres parameter text as Date.toISOString does, with microseconds, in and outside the four-digit years", () => {
+    const seconds = [0, -1, 951_782_400, 1_795_306_311, -62_167_219_200, -62_167_219_201, 253_402_300_799, 253_402_300_800];
+    for (let day = -800_000; day < 3_000_000; day += 997) seconds.push(day * 86_400 + ((day * 7919) % 86_400));
+    for (const value of seconds) {
+      for (const nanos of [0, 1_000, 999_999_999, 123_456_789]) {
+        const iso = new Date(value * 1000).toISOString();
+        const micros = String(Math.floor(nanos / 1000)).padStart(6, "0");
+        expect(timestampToPgText(create(TimestampSchema, { seconds: BigInt(value), nanos }))).toBe(`${iso.slice(0, -5)}.${micros}Z`);
+      }
+    }
+  });
+
+  it("reads to_json's timestamptz text as pgTimestampToProto reads the column's", () => {
+    for (const date of ["0000-01-01", "1969-12-31", "2000-02-29", "2026-11-22", "9999-12-31"]) {
+      for (const fraction of ["", ".5", ".123", ".12345", ".999999", ".000001"]) {
+        expect(pgJsonTimestampToProto(`${date}T12:34:56${fraction}+00:00`)).toEqual(pgTimestampToProto(`${date} 12:34:56${fraction}+00`));
+      }
+    }
+    for (const text of [
+      "2026-11-22 00:11:51+00",
+      "2026-11-22T00:11:51+00",
+      "2026-11-22T00:11:51Z",
+      "2026-11-22T00:11:51+01:00",
+      "2026-11-22T00:11:51.1234567+00:00",
+      "",
+    ]) {
+      expect(() => pgJsonTimestampToProto(text)).toThrow(/unexpected JSON timestamptz text/);
     }
   });
 

@@ -3,6 +3,8 @@ import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 
 // Postgres sends timestamptz as text like "2026-11-22 00:11:51.123456+00" (sessions run in UTC).
 const PG_TIMESTAMPTZ = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\+00$/;
+// to_json writes a UTC timestamptz as "2026-11-22T00:11:51.123456+00:00".
+const PG_JSON_TIMESTAMPTZ = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\+00:00$/;
 
 /**
  * Converts Postgres timestamptz text to a protobuf Timestamp without losing microseconds (a JS Date
@@ -12,10 +14,23 @@ const PG_TIMESTAMPTZ = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d
  */
 export function pgTimestampToProto(text: string): Timestamp {
   if (!PG_TIMESTAMPTZ.test(text)) throw new Error(`unexpected timestamptz text: ${JSON.stringify(text)}`);
+  return validatedTimestamp(text, text.length - 3);
+}
+
+/**
+ * Like pgTimestampToProto, for a timestamptz inside JSON that Postgres rendered (to_json, jsonb):
+ * "2026-11-22T00:11:51.123456+00:00". Every snapshot field of every change event passes here.
+ */
+export function pgJsonTimestampToProto(text: string): Timestamp {
+  if (!PG_JSON_TIMESTAMPTZ.test(text)) throw new Error(`unexpected JSON timestamptz text: ${JSON.stringify(text)}`);
+  return validatedTimestamp(text, text.length - 6);
+}
+
+/** The Timestamp of validated "YYYY-MM-DD?HH:MM:SS[.f{1,6}]" text whose fraction (if any) ends at `fractionEnd`. */
+function validatedTimestamp(text: string, fractionEnd: number): Timestamp {
   const days = daysFromCivil(digits(text, 0, 4), digits(text, 5, 7), digits(text, 8, 10));
   const seconds = days * 86_400 + digits(text, 11, 13) * 3600 + digits(text, 14, 16) * 60 + digits(text, 17, 19);
-  // "+00" follows the optional ".f{1,6}"; scale the fraction's digits to nanoseconds.
-  const fractionEnd = text.length - 3;
+  // Scale the fraction's digits to nanoseconds.
   let nanos = 0;
   if (fractionEnd > 19) nanos = digits(text, 20, fractionEnd) * NANOS_SCALE[fractionEnd - 20]!;
   return { $typeName: "google.protobuf.Timestamp", seconds: BigInt(seconds), nanos };
@@ -77,14 +92,15 @@ export function timestampToRfc3339Millis(timestamp: Timestamp): string {
   if (days < MIN_FOUR_DIGIT_DAY || days > MAX_FOUR_DIGIT_DAY || !Number.isInteger(days)) {
     return new Date(seconds * 1000 + millis).toISOString();
   }
-  const secondOfDay = seconds - days * 86_400;
+  return `${formatDateTime(days, seconds - days * 86_400)}.${THREE_DIGITS[millis]}Z`;
+}
+
+/** "YYYY-MM-DDTHH:MM:SS" of a day since 1970-01-01 in 0000–9999 and a second of that day. */
+function formatDateTime(days: number, secondOfDay: number): string {
   const [year, month, day] = civilFromDays(days);
   const hour = Math.floor(secondOfDay / 3600);
   const minute = Math.floor((secondOfDay % 3600) / 60);
-  return (
-    `${String(year).padStart(4, "0")}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}` +
-    `T${TWO_DIGITS[hour]}:${TWO_DIGITS[minute]}:${TWO_DIGITS[secondOfDay % 60]}.${THREE_DIGITS[millis]}Z`
-  );
+  return `${String(year).padStart(4, "0")}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T${TWO_DIGITS[hour]}:${TWO_DIGITS[minute]}:${TWO_DIGITS[secondOfDay % 60]}`;
 }
 
 /** 0000-01-01 and 9999-12-31 as days since 1970-01-01. */
@@ -106,11 +122,19 @@ function civilFromDays(days: number): [number, number, number] {
   return [yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day];
 }
 
-/** A Timestamp as text Postgres accepts exactly, microseconds included, for query parameters. */
+/**
+ * A Timestamp as text Postgres accepts exactly, microseconds included, for query parameters:
+ * "2026-11-22T00:11:51.123456Z". Every ingested event's time passes here, so it formats as
+ * timestampToRfc3339Millis does; years outside 0000–9999 go through Date.
+ */
 export function timestampToPgText(timestamp: Timestamp): string {
-  const whole = new Date(Number(timestamp.seconds) * 1000).toISOString().slice(0, 19);
+  const seconds = Number(timestamp.seconds);
   const micros = String(Math.floor(timestamp.nanos / 1000)).padStart(6, "0");
-  return `${whole}.${micros}Z`;
+  const days = Math.floor(seconds / 86_400);
+  if (days < MIN_FOUR_DIGIT_DAY || days > MAX_FOUR_DIGIT_DAY || !Number.isInteger(days)) {
+    return `${new Date(seconds * 1000).toISOString().slice(0, -5)}.${micros}Z`;
+  }
+  return `${formatDateTime(days, seconds - days * 86_400)}.${micros}Z`;
 }
 
 /** A JS Date as a protobuf Timestamp (millisecond precision, for times made in JS). */

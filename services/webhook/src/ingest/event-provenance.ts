@@ -17,7 +17,7 @@ export type Provenance = { genuine: true; event: RenderedEvent } | { genuine: fa
 
 /** The event's merchant token of a subject `<prefix>.<resource>.<merchant_id>`. */
 function merchantOfSubject(subject: string): string | undefined {
-  return subject.split(".").at(-1);
+  return subject.slice(subject.lastIndexOf(".") + 1);
 }
 
 /**
