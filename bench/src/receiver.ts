@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { performance } from "node:perf_hooks";
 
@@ -30,7 +30,8 @@ interface EventBody {
 }
 
 export async function startReceiver(): Promise<Receiver> {
-  let key: Buffer | undefined;
+  // A KeyObject: on Node 24 an HMAC keyed with a Buffer costs about six times as much.
+  let key: KeyObject | undefined;
   let received = 0;
   let badSignatures = 0;
   let firstAt: number | undefined;
@@ -85,7 +86,7 @@ export async function startReceiver(): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}/webhooks`,
     setSecret(secret) {
-      key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+      key = createSecretKey(Buffer.from(secret.replace(/^whsec_/, ""), "base64"));
     },
     get received() {
       return received;

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { parseRetryAfter } from "./retry-schedule.ts";
 import type { SafeHttpClient, TransportErrorClass } from "./safe-http-client.ts";
 import { signatureHeader } from "./sign-webhook.ts";
@@ -21,8 +22,8 @@ export interface WebhookMessage {
   url: string;
   /** The exact stored JSON text. */
   body: string;
-  /** Valid signing secrets ("whsec_…"), newest first. */
-  secrets: readonly string[];
+  /** The keys of the valid signing secrets (sign-webhook.ts signingKey), newest first. */
+  signingKeys: readonly KeyObject[];
   /**
    * This attempt's W3C traceparent (delivery-trace.ts): the event's trace, this attempt's span. Sent as
    * is so receivers can join our trace; tracestate and other internal context are never sent.
@@ -62,7 +63,7 @@ export function createWebhookSender(deps: { http: SafeHttpClient; clock: Clock }
         "user-agent": USER_AGENT,
         "webhook-id": message.eventId,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signatureHeader(message.secrets, message.eventId, timestamp, message.body),
+        "webhook-signature": signatureHeader(message.signingKeys, message.eventId, timestamp, message.body),
         traceparent: message.traceparent,
       };
       const started = process.hrtime.bigint();

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SpanStatusCode } from "@opentelemetry/api";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
@@ -154,7 +155,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       woken = false;
     });
 
-  function openSecrets(delivery: ClaimedDelivery): string[] {
+  function openSecrets(delivery: ClaimedDelivery): KeyObject[] {
     return openedSecrets.open(delivery.endpointId, delivery.secretCiphertext, delivery.previousSecretCiphertext);
   }
 
@@ -188,9 +189,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       traceId: span.spanContext().traceId,
       spanId: span.spanContext().spanId,
     };
-    let secrets: string[];
+    let signingKeys: KeyObject[];
     try {
-      secrets = openSecrets(delivery);
+      signingKeys = openSecrets(delivery);
     } catch {
       // Wrong SUBDATA_WEBHOOK_SECRET_KEY or a damaged row: nothing can be signed. The lease expires
       // and the delivery is tried again once an operator fixes the key.
@@ -206,7 +207,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         eventId: delivery.eventId,
         url: delivery.url,
         body: delivery.body,
-        secrets,
+        signingKeys,
         traceparent,
       });
     } finally {

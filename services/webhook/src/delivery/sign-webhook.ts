@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 
 /**
  * Standard Webhooks v1 signatures: base64 HMAC-SHA256, keyed with the secret's bytes (the base64 after
@@ -15,17 +15,26 @@ export function secretKeyBytes(secret: string): Buffer {
   return key;
 }
 
+/**
+ * A secret's HMAC key, made once per secret and reused for every signature: on Node 24 an HMAC keyed
+ * with a Buffer costs about six times one keyed with a KeyObject (21 against 3.4 µs for a 1.5 kB
+ * body; on Node 20 both were 3.6 µs).
+ */
+export function signingKey(secret: string): KeyObject {
+  return createSecretKey(secretKeyBytes(secret));
+}
+
 /** One "v1,<base64>" entry. */
-export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac("sha256", secretKeyBytes(secret)).update(`${id}.${timestampSeconds}.${body}`).digest("base64");
+export function signWebhook(key: KeyObject, id: string, timestampSeconds: number, body: string): string {
+  const mac = createHmac("sha256", key).update(`${id}.${timestampSeconds}.${body}`).digest("base64");
   return `v1,${mac}`;
 }
 
 /**
- * The webhook-signature header: one entry per valid secret, space-separated, newest first (during a
- * rotation's grace period a receiver may still hold the previous secret).
+ * The webhook-signature header: one entry per valid secret's key, space-separated, newest first
+ * (during a rotation's grace period a receiver may still hold the previous secret).
  */
-export function signatureHeader(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
-  if (secrets.length === 0) throw new Error("an endpoint needs at least one signing secret");
-  return secrets.map((secret) => signWebhook(secret, id, timestampSeconds, body)).join(" ");
+export function signatureHeader(keys: readonly KeyObject[], id: string, timestampSeconds: number, body: string): string {
+  if (keys.length === 0) throw new Error("an endpoint needs at least one signing secret");
+  return keys.map((key) => signWebhook(key, id, timestampSeconds, body)).join(" ");
 }
