@@ -66,14 +66,16 @@ const claimed = (endpointId: string, n: number): ClaimedDelivery => ({
  * ids each one skipped; its POSTs return only when the test calls `respond(eventId)`. Fake timers: the
  * poll fires only when a test moves the clock.
  */
-function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>) {
+function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>, pool: Pool = committingPool) {
   const claims: string[][] = [];
-  const posts = new Map<string, () => void>();
+  const posts = new Map<string, { answer: () => void; fail: (error: Error) => void }>();
   let recorded = 0;
   const worker = createDeliveryWorker({
-    pool: committingPool,
+    pool,
     secretBox: { seal: () => Buffer.alloc(0), open: () => "whsec_test" },
-    sender: { send: (message) => new Promise((resolve) => posts.set(message.eventId, () => resolve(attempt(200, "NONE")))) },
+    sender: {
+      send: (message) => new Promise((resolve, reject) => posts.set(message.eventId, { answer: () => resolve(attempt(200, "NONE")), fail: reject })),
+    },
     logger,
     concurrency: 8,
     // Full at 3 or 4 in flight (claimed for again once half of the cap is free).
@@ -99,11 +101,16 @@ function holdHarness(answers: Array<ClaimResult | Promise<ClaimResult>>) {
     claims,
     recorded: () => recorded,
     respond(eventId: string) {
-      posts.get(eventId)?.();
+      posts.get(eventId)?.answer();
+      posts.delete(eventId);
+    },
+    /** The sender throws instead of answering: no attempt reaches the recorder. */
+    fail(eventId: string) {
+      posts.get(eventId)?.fail(new Error("sender broke"));
       posts.delete(eventId);
     },
     async stop() {
-      for (const respond of posts.values()) respond();
+      for (const post of posts.values()) post.answer();
       await worker.stop();
     },
   };
@@ -187,6 +194,53 @@ describe("the hold after an empty claim past a full endpoint", () => {
     answer(nothingDue);
     await settle();
     expect(h.claims).toEqual([[], ["we_busy"], ["we_busy"]]);
+    await h.stop();
+  });
+});
+
+describe("an endpoint's room", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("frees up when its attempts are recorded, not when its POSTs return: the claim counts unrecorded attempts in flight", async () => {
+    let openRecorder!: () => void;
+    const recorderOpen = new Promise<void>((resolve) => (openRecorder = resolve));
+    const heldPool = {
+      connect: async () => {
+        await recorderOpen;
+        return committingPool.connect();
+      },
+    } as unknown as Pool;
+    const h = holdHarness([{ claimed: [1, 2, 3, 4].map((n) => claimed("we_busy", n)), deferred: 0, scanned: 4 }], heldPool);
+    h.worker.start();
+    await settle();
+    expect(h.claims).toEqual([[]]);
+    // Three of its four POSTs answered: half of its cap and more is free, but nothing is recorded yet.
+    for (const n of [1, 2, 3]) h.respond(`evt_we_busy_${n}`);
+    await settle();
+    expect(h.claims).toEqual([[]]);
+    openRecorder();
+    await settle();
+    expect(h.recorded()).toBe(3);
+    // Then it is claimed for again (a claim after an earlier flush, with one recorded, still skipped it).
+    expect(h.claims.at(-1)).toEqual([]);
+    await h.stop();
+  });
+
+  it("frees up when its sender throws, though no attempt reaches the recorder", async () => {
+    const h = holdHarness([{ claimed: [1, 2, 3, 4].map((n) => claimed("we_busy", n)), deferred: 0, scanned: 4 }]);
+    h.worker.start();
+    await settle();
+    expect(h.claims).toEqual([[]]);
+    for (const n of [1, 2, 3]) h.fail(`evt_we_busy_${n}`);
+    await settle();
+    expect(h.recorded()).toBe(0);
+    // Three of four settled: claimed for again, no longer counted full by this replica.
+    expect(h.claims).toEqual([[], []]);
     await h.stop();
   });
 });

@@ -27,7 +27,11 @@ import type { SecretBox } from "../secret-box.ts";
  *
  * Claims come in batches: an endpoint is claimed for again only once half of its cap is free (or it
  * is idle), not after every POST that returns, and the claim's window of due rows is twice its free
- * slots. A claim costs ~5 ms of Postgres time whatever it claims plus ~0.2 ms per row (2-core box,
+ * slots. Free as the claim counts it: a delivery holds its endpoint's room until its attempt is
+ * recorded, not only until its POST returns. Counted from the POSTs alone, an endpoint would look
+ * claimable while the database still counts its answered, unrecorded attempts in flight, and a busy
+ * endpoint would be claimed for again and again, a few rows at a time, until the recorder caught up.
+ * A claim costs ~5 ms of Postgres time whatever it claims plus ~0.2 ms per row (2-core box,
  * loaded), so refilling one slot at a time cost more database time per delivery than the delivery
  * itself; a fast receiver frees half of its slots within moments.
  *
@@ -91,7 +95,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const merchantCap = Math.max(healthyCap, options.perMerchantConcurrency);
   // Bounded work per claim statement; rows it skips are deferred, so later claims see fresh ones.
   const scanLimit = Math.max(256, options.concurrency * 4);
+  /** Per endpoint, deliveries claimed and not yet recorded: this replica's part of what the claim counts. */
   const inFlight = new Map<string, number>();
+  /** POSTs under way (the slots). */
+  let posting = 0;
   const openedSecrets = createOpenedSecrets(options.secretBox);
   /** Whether a busy endpoint was failing at its last claim or attempt (selects its cap). */
   const failing = new Map<string, boolean>();
@@ -133,6 +140,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     disableReason: options.disableReason,
     // Finished heads release the next version of their resource: worth another claim.
     onFlushed: (attempts) => {
+      for (const { delivery } of attempts) settle(delivery.endpointId);
       othersMayBeDue(attempts.map(({ delivery }) => delivery.endpointId));
       notify();
     },
@@ -163,19 +171,25 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   /** Whether an endpoint with `count` in flight is worth a claim: half of its cap free, or idle. */
   const claimable = (endpointId: string, count: number) => count === 0 || capOf(endpointId) - count >= Math.max(1, Math.floor(capOf(endpointId) / 2));
 
-  function release(endpointId: string): void {
+  /** A POST returned (or was never sent): its slot is free. */
+  function release(): void {
+    posting--;
+    // A free slot matters to the claim loop only if rows are waiting.
+    if (moreDue) dirty = true;
+    wakeLoop();
+  }
+
+  /** The claim no longer counts a delivery in flight: its attempt was recorded, or never will be. */
+  function settle(endpointId: string): void {
     const count = inFlight.get(endpointId) ?? 1;
     const left = count - 1;
-    const reopened = !claimable(endpointId, count) && claimable(endpointId, left);
     if (left > 0) inFlight.set(endpointId, left);
     else {
       inFlight.delete(endpointId);
       failing.delete(endpointId);
     }
-    // A free slot matters to the claim loop only if rows are waiting, or if it made its endpoint
-    // claimable again (its rows were left out of the last claim).
-    if (moreDue || reopened) dirty = true;
-    wakeLoop();
+    // Its rows were left out of the last claim: worth another one now.
+    if (!claimable(endpointId, count) && claimable(endpointId, left)) dirty = true;
   }
 
   async function deliver(delivery: ClaimedDelivery): Promise<void> {
@@ -195,7 +209,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     } catch {
       // Wrong SUBDATA_WEBHOOK_SECRET_KEY or a damaged row: nothing can be signed. The lease expires
       // and the delivery is tried again once an operator fixes the key.
-      release(delivery.endpointId);
+      settle(delivery.endpointId);
+      release();
       span.setStatus({ code: SpanStatusCode.ERROR, message: "signing secret cannot be opened" });
       span.end();
       logger.error(log, "cannot open the endpoint's signing secret; delivery not sent");
@@ -210,8 +225,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         signingKeys,
         traceparent,
       });
+    } catch (error) {
+      // No attempt reaches the recorder, whose flush would settle it: the delivery is retried after its lease.
+      settle(delivery.endpointId);
+      throw error;
     } finally {
-      release(delivery.endpointId);
+      release();
     }
     endAttemptSpan(span, attempt);
     const decision = decide(attempt, delivery.attemptNumber, options.retrySchedule, options.random);
@@ -240,6 +259,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
   function launch(delivery: ClaimedDelivery): void {
     inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + 1);
+    posting++;
     failing.set(delivery.endpointId, delivery.endpointFailing);
     const task = deliver(delivery)
       .catch((error: unknown) => {
@@ -253,7 +273,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   async function run(): Promise<void> {
     let errorBackoffMs = 0;
     while (!stopping) {
-      const posting = [...inFlight.values()].reduce((sum, n) => sum + n, 0);
       // Outcomes waiting for the recorder count too: a slow database slows claiming, not memory.
       const free = options.concurrency - posting - Math.max(0, recorder.pending - options.concurrency);
       if (free > 0 && dirty) {
