@@ -1,11 +1,11 @@
 import { changeEventFromSubscriptionEvent } from "@subdata/events";
 import { describe, expect, it } from "vitest";
-import { type ClaimedDelivery, type ClaimOptions, createClaimRepository } from "../../services/webhook/src/delivery/claim-repository.ts";
-import { type FinishedAttempt, recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
+import { type ClaimOptions, createClaimRepository } from "../../services/webhook/src/delivery/claim-repository.ts";
+import { recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
 import { renderedEvent } from "../../services/webhook/src/ingest/event-message.ts";
 import { ingestEvent } from "../../services/webhook/src/ingest/ingest-repository.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
-import { newSubscriptionId, subscriptionEvent } from "./support/harness.ts";
+import { newSubscriptionId, subscriptionEvent, succeededAttempt } from "./support/harness.ts";
 
 /**
  * Deferral (claim-repository.ts): the versions waiting behind a head in flight leave the due index; one
@@ -24,20 +24,6 @@ const options = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
   leaseMs: LEASE_MS,
   scanLimit: 256,
   ...overrides,
-});
-
-const succeeded = (delivery: ClaimedDelivery): FinishedAttempt => ({
-  delivery,
-  attempt: {
-    startedAt: new Date(),
-    latencyMicros: 1_000n,
-    status: 204,
-    errorClass: "NONE",
-    responseBody: "",
-    retryAfterMs: undefined,
-    errorMessage: undefined,
-  },
-  decision: { kind: "succeeded" },
 });
 
 describe("deferral behind a head in flight", () => {
@@ -76,7 +62,7 @@ describe("deferral behind a head in flight", () => {
     // Each finished head makes the next version due at once, however far it was deferred.
     let head = first.claimed[0]!;
     for (const version of [2n, 3n, 4n]) {
-      await recordAttempts(h.pool, [succeeded(head)], { disableAfterMs: 86_400_000, disableReason: "test" });
+      await recordAttempts(h.pool, [succeededAttempt(head)], { disableAfterMs: 86_400_000, disableReason: "test" });
       const next = await claims.claimDue(options());
       expect(next.claimed.map((d) => d.version)).toEqual([version]);
       head = next.claimed[0]!;

@@ -1,11 +1,11 @@
 import { createClaimRepository } from "../../services/webhook/src/delivery/claim-repository.ts";
 import { ingestEvent } from "../../services/webhook/src/ingest/ingest-repository.ts";
-import { type FinishedAttempt, recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
+import { recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
 import { renderedEvent } from "../../services/webhook/src/ingest/event-message.ts";
 import { changeEventFromSubscriptionEvent } from "@subdata/events";
 import { describe, expect, it } from "vitest";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
-import { attemptsOf, newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";
+import { attemptsOf, newSubscriptionId, subscriptionEvent, succeededAttempt, waitFor } from "./support/harness.ts";
 
 /**
  * An endpoint deleted (DeleteEndpoint, ON DELETE CASCADE) while attempts to it are being recorded.
@@ -34,19 +34,7 @@ describe("an endpoint deleted while its attempts are recorded", () => {
       scanLimit: 64,
     });
     expect(claimed.map((d) => d.endpointId).sort()).toEqual([doomed.id, kept.id].sort());
-    const finished: FinishedAttempt[] = claimed.map((delivery) => ({
-      delivery,
-      attempt: {
-        startedAt: new Date(),
-        latencyMicros: 1_000n,
-        status: 204,
-        errorClass: "NONE",
-        responseBody: "",
-        retryAfterMs: undefined,
-        errorMessage: undefined,
-      },
-      decision: { kind: "succeeded" },
-    }));
+    const finished = claimed.map(succeededAttempt);
 
     // The delete holds its rows until it commits; the recording must wait for it, then go on without them.
     const deleter = await h.admin.connect();

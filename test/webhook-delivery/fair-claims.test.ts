@@ -1,12 +1,12 @@
 import { changeEventFromSubscriptionEvent } from "@subdata/events";
 import { describe, expect, it } from "vitest";
 import { type ClaimedDelivery, type ClaimOptions, createClaimRepository } from "../../services/webhook/src/delivery/claim-repository.ts";
-import { type FinishedAttempt, recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
+import { recordAttempts } from "../../services/webhook/src/delivery/record-repository.ts";
 import { renderedEvent } from "../../services/webhook/src/ingest/event-message.ts";
 import { ingestEvent } from "../../services/webhook/src/ingest/ingest-repository.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import type { Harness } from "./support/harness.ts";
-import { newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";
+import { newSubscriptionId, subscriptionEvent, succeededAttempt, waitFor } from "./support/harness.ts";
 import { versionOf } from "./support/receiver.ts";
 
 /**
@@ -35,20 +35,6 @@ async function ingestEvents(h: Harness, merchantId: string, count: number): Prom
     );
   }
 }
-
-const succeeded = (delivery: ClaimedDelivery): FinishedAttempt => ({
-  delivery,
-  attempt: {
-    startedAt: new Date(),
-    latencyMicros: 1_000n,
-    status: 204,
-    errorClass: "NONE",
-    responseBody: "",
-    retryAfterMs: undefined,
-    errorMessage: undefined,
-  },
-  decision: { kind: "succeeded" },
-});
 
 const countBy = (deliveries: readonly ClaimedDelivery[], key: (delivery: ClaimedDelivery) => string) => {
   const counts = new Map<string, number>();
@@ -86,7 +72,7 @@ describe("fair claims", () => {
 
     // Recording frees exactly the room it held: two of the busy merchant's, none of the other's.
     const busyClaimed = claimed.filter((d) => d.merchantId === busy);
-    await recordAttempts(h.pool, busyClaimed.slice(0, 2).map(succeeded), { disableAfterMs: 86_400_000, disableReason: "test" });
+    await recordAttempts(h.pool, busyClaimed.slice(0, 2).map(succeededAttempt), { disableAfterMs: 86_400_000, disableReason: "test" });
     const next = (await Promise.all(replicas.map((replica) => replica.claimDue(options())))).flatMap((result) => result.claimed);
     expect(next.map((d) => d.merchantId)).toEqual([busy, busy]);
 

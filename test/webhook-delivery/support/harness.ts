@@ -21,6 +21,8 @@ import { createCapturedSpans } from "@subdata/runtime/test-support";
 import { type DeliveryPipeline, type DeliveryPipelineSettings, createDeliveryPipeline } from "@subdata/webhook";
 import { createSecretBox, generateSigningSecret, type SecretBox } from "@subdata/webhook";
 import { inject } from "vitest";
+import type { ClaimedDelivery } from "../../../services/webhook/src/delivery/claim-repository.ts";
+import type { FinishedAttempt } from "../../../services/webhook/src/delivery/record-repository.ts";
 import { createFixtures, type Fixtures } from "../../support/fixtures.ts";
 import { createTestDatabase } from "../../support/test-database.ts";
 
@@ -106,6 +108,23 @@ function subscription(merchantId: string, id: string, version: number) {
     updatedAt: timestampFromMs(Date.UTC(2026, 0, 1) + version * 1000),
     version: BigInt(version),
   });
+}
+
+/** A claimed delivery answered 204 at once: what the recorder stores for a success. */
+export function succeededAttempt(delivery: ClaimedDelivery): FinishedAttempt {
+  return {
+    delivery,
+    attempt: {
+      startedAt: new Date(),
+      latencyMicros: 1_000n,
+      status: 204,
+      errorClass: "NONE",
+      responseBody: "",
+      retryAfterMs: undefined,
+      errorMessage: undefined,
+    },
+    decision: { kind: "succeeded" },
+  };
 }
 
 export function subscriptionEvent(options: EventOptions): SubscriptionEvent {
