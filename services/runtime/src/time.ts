@@ -86,17 +86,19 @@ export function pgTimestampToProtoOrUndefined(text: string | null): Timestamp | 
  * Date; years outside 0000–9999 (which toISOString writes as ±YYYYYY) still go through Date.
  */
 export function timestampToRfc3339Millis(timestamp: Timestamp): string {
-  const seconds = Number(timestamp.seconds);
-  const millis = Math.floor(timestamp.nanos / 1_000_000);
-  const days = Math.floor(seconds / 86_400);
-  if (days < MIN_FOUR_DIGIT_DAY || days > MAX_FOUR_DIGIT_DAY || !Number.isInteger(days)) {
-    return new Date(seconds * 1000 + millis).toISOString();
-  }
-  return `${formatDateTime(days, seconds - days * 86_400)}.${THREE_DIGITS[millis]}Z`;
+  return `${wholeSecondsText(Number(timestamp.seconds))}.${THREE_DIGITS[Math.floor(timestamp.nanos / 1_000_000)]}Z`;
 }
 
-/** "YYYY-MM-DDTHH:MM:SS" of a day since 1970-01-01 in 0000–9999 and a second of that day. */
-function formatDateTime(days: number, secondOfDay: number): string {
+/**
+ * "YYYY-MM-DDTHH:MM:SS" of seconds since 1970-01-01 UTC: by arithmetic in the years 0000–9999, else as
+ * Date.toISOString writes the time (±YYYYYY years).
+ */
+function wholeSecondsText(seconds: number): string {
+  const days = Math.floor(seconds / 86_400);
+  if (days < MIN_FOUR_DIGIT_DAY || days > MAX_FOUR_DIGIT_DAY || !Number.isInteger(days)) {
+    return new Date(seconds * 1000).toISOString().slice(0, -5);
+  }
+  const secondOfDay = seconds - days * 86_400;
   const [year, month, day] = civilFromDays(days);
   const hour = Math.floor(secondOfDay / 3600);
   const minute = Math.floor((secondOfDay % 3600) / 60);
@@ -128,13 +130,7 @@ function civilFromDays(days: number): [number, number, number] {
  * timestampToRfc3339Millis does; years outside 0000–9999 go through Date.
  */
 export function timestampToPgText(timestamp: Timestamp): string {
-  const seconds = Number(timestamp.seconds);
-  const micros = String(Math.floor(timestamp.nanos / 1000)).padStart(6, "0");
-  const days = Math.floor(seconds / 86_400);
-  if (days < MIN_FOUR_DIGIT_DAY || days > MAX_FOUR_DIGIT_DAY || !Number.isInteger(days)) {
-    return `${new Date(seconds * 1000).toISOString().slice(0, -5)}.${micros}Z`;
-  }
-  return `${formatDateTime(days, seconds - days * 86_400)}.${micros}Z`;
+  return `${wholeSecondsText(Number(timestamp.seconds))}.${String(Math.floor(timestamp.nanos / 1000)).padStart(6, "0")}Z`;
 }
 
 /** A JS Date as a protobuf Timestamp (millisecond precision, for times made in JS). */
