@@ -35,11 +35,11 @@ import type { Pool, PoolClient } from "@subdata/runtime";
  *   a receiver that stays down with a backlog, or one busy resource with thousands of versions,
  *   makes every claim of every endpoint walk those rows. A row never attempted is deferred for at
  *   least as long again as it has waited (at most ten leases): the recorder releases each resource's
- *   next version when its head finishes, so the time is only a fallback, and with a fixed one the rows
- *   far behind a busy head came due again at every lease end and were deferred again, each time a row
- *   update with all its index entries, until claims took hundreds of milliseconds. The head is locked FOR SHARE SKIP LOCKED while
- *   deferring: a head being recorded right now is skipped (its successor stays due), and a recorder
- *   that finishes a head waits for this statement, then releases the successor in a later statement
+ *   next version when its head finishes, so the time is only a fallback, and deferred only to the
+ *   head's lease, the rows far behind a busy head would come due at every lease end and be deferred
+ *   again, a row update with all its index entries each time. The head is locked FOR SHARE SKIP
+ *   LOCKED while deferring: a head being recorded right now is skipped (its successor stays due), and
+ *   a recorder that finishes a head waits for this statement, then releases the successor in a later statement
  *   (releaseNextHeads in record-repository.ts), so a deferral never outlives its head's
  *   completion by more than the head's own next_attempt_at.
  *
@@ -211,9 +211,7 @@ function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyR
                OR ((SELECT count(*) FROM scan) = $6 AND NOT EXISTS (SELECT 1 FROM picked)))
           FOR SHARE OF h SKIP LOCKED
      ), deferred AS (
-       -- A row that was never attempted waits at least as long again as it has waited so far (up to ten
-       -- leases): the release makes it due the moment it is next in line, so this is only a fallback, and
-       -- without it the rows far behind a busy head come back due at every lease and are deferred again.
+       -- Never attempted: as long again as it has waited, at most ten leases (see the top of this file).
        UPDATE webhook_deliveries s
           SET next_attempt_at = CASE
                 WHEN s.attempt_count = 0

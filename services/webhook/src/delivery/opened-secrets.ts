@@ -4,9 +4,10 @@ import { signingKey } from "./sign-webhook.ts";
 
 /**
  * An endpoint's signing keys, opened once and reused: one AES-GCM open per delivery was measurable
- * at a few thousand deliveries/s, and so is making the HMAC key (sign-webhook.ts signingKey). Entries are keyed by endpoint and checked against the sealed bytes,
- * so a rotation (new sealed secret) or the end of a grace period (the claim stops returning the previous
- * secret) opens afresh. Bounded: the map is emptied when it reaches `maxEndpoints`.
+ * at a few thousand deliveries/s, and so is making the HMAC key (sign-webhook.ts signingKey). Entries
+ * are keyed by endpoint and checked against the sealed bytes, so a rotation (new sealed secret) or the
+ * end of a grace period (the claim stops returning the previous secret) opens afresh. Bounded: the map
+ * is emptied when it reaches `maxEndpoints`.
  */
 export interface OpenedSecrets {
   /** The keys of the endpoint's valid secrets, newest first. Throws if a sealed secret does not open. */
