@@ -70,19 +70,42 @@ describe("fair claims", () => {
     for (const endpoint of busyEndpoints) expect(perEndpoint.get(endpoint.id) ?? 0).toBeLessThanOrEqual(4);
     expect(new Set(claimed.map((d) => d.id)).size).toBe(claimed.length);
 
-    // Recording frees exactly the room it held: two of the busy merchant's, none of the other's.
+    // Recording frees exactly the room it held, and a busy merchant is claimed for again once half of its
+    // cap is free: two recorded attempts are not enough, the third is.
     const busyClaimed = claimed.filter((d) => d.merchantId === busy);
-    await recordAttempts(h.pool, busyClaimed.slice(0, 2).map(succeededAttempt), { disableAfterMs: 86_400_000, disableReason: "test" });
+    const record = (deliveries: readonly ClaimedDelivery[]) =>
+      recordAttempts(h.pool, deliveries.map(succeededAttempt), { disableAfterMs: 86_400_000, disableReason: "test" });
+    await record(busyClaimed.slice(0, 2));
+    expect((await replicas[0]!.claimDue(options())).claimed).toEqual([]);
+    await record(busyClaimed.slice(2, 3));
     const next = (await Promise.all(replicas.map((replica) => replica.claimDue(options())))).flatMap((result) => result.claimed);
-    expect(next.map((d) => d.merchantId)).toEqual([busy, busy]);
+    expect(next.map((d) => d.merchantId)).toEqual([busy, busy, busy]);
 
     // The merchant is at its cap again: nothing more for it.
     expect((await replicas[0]!.claimDue(options())).claimed).toEqual([]);
-    // A lease that ran out (its worker died) no longer counts: one slot of room, taken by the merchant's
-    // earliest due delivery.
-    await h.admin.query("UPDATE webhook_deliveries SET next_attempt_at = now(), claimed_until = now() WHERE id = $1", [busyClaimed[2]!.id]);
+    // Leases that ran out (their worker died) no longer count: three slots of room, taken again.
+    const expired = busyClaimed.slice(3, 6).map((d) => d.id);
+    await h.admin.query("UPDATE webhook_deliveries SET next_attempt_at = now(), claimed_until = now() WHERE id = ANY ($1)", [expired]);
     const again = (await replicas[0]!.claimDue(options())).claimed;
-    expect(again.map((d) => d.merchantId)).toEqual([busy]);
+    expect(again.map((d) => d.merchantId)).toEqual([busy, busy, busy]);
+  });
+
+  it("does not let a busy merchant's backlog, its room coming back a few attempts at a time, fill the window ahead of another merchant's rows", async () => {
+    const busy = await h.fixtures.merchant();
+    const other = await h.fixtures.merchant();
+    for (let i = 0; i < 2; i++) await h.createEndpoint({ merchantId: busy, url: `http://127.0.0.1:9/busy-${i}` });
+    await h.createEndpoint({ merchantId: other, url: "http://127.0.0.1:9/other" });
+    // 20 due heads of the busy merchant; it takes its cap of 6.
+    await ingestEvents(h, busy, 10);
+    const claims = createClaimRepository(h.pool);
+    const held = (await claims.claimDue(options())).claimed;
+    expect(held.map((d) => d.merchantId)).toEqual(Array(6).fill(busy));
+    // One of its attempts is recorded (one slot of room), and then the other merchant's event arrives:
+    // 14 older due rows of the busy merchant lie ahead of it, more than the window of 8.
+    await recordAttempts(h.pool, held.slice(0, 1).map(succeededAttempt), { disableAfterMs: 86_400_000, disableReason: "test" });
+    await ingestEvents(h, other, 1);
+    const next = await claims.claimDue(options({ scanLimit: 8 }));
+    expect(next.claimed.map((d) => d.merchantId)).toEqual([other]);
   });
 
   it("gives a failing endpoint only its failing cap, counted across replicas", async () => {

@@ -8,11 +8,12 @@ import type { Pool, PoolClient } from "@subdata/runtime";
  * Fair shares: a delivery is in flight from its claim until its attempt is recorded (claimed_until,
  * the claim's lease). Each claim counts the in-flight rows of every replica, by endpoint and by
  * merchant (index webhook_deliveries_in_flight: only in-flight rows), leaves out the rows of endpoints
- * and merchants already at their cap, and hands out at most the room left under each cap, ranked by
- * due time within the endpoint and then within the merchant. So one merchant's slow receivers hold at
- * most its merchant cap of the cluster's slots, and the rest stay free for everyone else. Claims run
- * one at a time across replicas (a transaction-level advisory lock taken before counting): two claims
- * counting at once could each see the same room and hand it out twice.
+ * at their cap and of merchants with less than half of their cap free, and hands out at most the room
+ * left under each cap, ranked by due time within the endpoint and then within the merchant. So one
+ * merchant's slow receivers hold at most its merchant cap of the cluster's slots, and the rest stay
+ * free for everyone else. Claims run one at a time across replicas (a transaction-level advisory lock
+ * taken before counting): two claims counting at once could each see the same room and hand it out
+ * twice.
  *
  * One round trip takes the lock and counts (BEGIN; lock; count, one simple query whose statements each
  * take their own snapshot, so the count sees every claim committed before the lock was ours). Between
@@ -145,7 +146,12 @@ function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyR
     if (row.in_flight >= (row.failing ? options.failingCap : options.healthyCap)) fullEndpoints.add(row.endpoint_id);
     merchantInFlight.set(row.merchant_id, (merchantInFlight.get(row.merchant_id) ?? 0) + row.in_flight);
   }
-  const fullMerchants = [...merchantInFlight].filter(([, inFlight]) => inFlight >= options.merchantCap).map(([merchantId]) => merchantId);
+  // A busy merchant is claimed for again only once half of its room is free, as the worker does for an
+  // endpoint: its due backlog comes first in the scan's time order, so a merchant whose room came back a
+  // few recorded attempts at a time would fill claim after claim's window with its own rows, each
+  // claiming those few, while other merchants' newer rows waited beyond the window.
+  const merchantBatch = Math.max(1, Math.floor(options.merchantCap / 2));
+  const fullMerchants = [...merchantInFlight].filter(([, inFlight]) => options.merchantCap - inFlight < merchantBatch).map(([merchantId]) => merchantId);
   return client.query<ClaimRow>(
     `WITH busy AS (
        -- Counted under the lock, just before this statement (see the top of this file).

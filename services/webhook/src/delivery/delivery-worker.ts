@@ -26,8 +26,8 @@ import type { SecretBox } from "../secret-box.ts";
  * The in-process counts below only decide when a claim is worth making.
  *
  * Claims come in batches: an endpoint is claimed for again only once half of its cap is free (or it
- * is idle), not after every POST that returns, and the claim's window of due rows is twice its free
- * slots. Free as the claim counts it: a delivery holds its endpoint's room until its attempt is
+ * is idle), not after every POST that returns (a merchant likewise, counted by the claim), and the
+ * claim's window of due rows is twice its free slots. Free as the claim counts it: a delivery holds its endpoint's room until its attempt is
  * recorded, not only until its POST returns. Counted from the POSTs alone, an endpoint would look
  * claimable while the database still counts its answered, unrecorded attempts in flight, and a busy
  * endpoint would be claimed for again and again, a few rows at a time, until the recorder caught up.
