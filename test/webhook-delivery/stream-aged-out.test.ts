@@ -1,4 +1,4 @@
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import { createEventPublisher, createOutboxRepository, createRelay } from "@subdata/relay";
 import { createCapturedLogger, createCapturedSpans } from "@subdata/runtime/test-support";
@@ -67,10 +67,29 @@ describe("events the stream removed before ingest stored them", () => {
     const { name: _name, storage: _storage, retention: _retention, ...kept } = (await jsm.streams.info(h.stream)).config;
     await jsm.streams.update(h.stream, { ...kept, max_age: nanos(1_000), duplicate_window: nanos(1_000) });
     await waitFor("the seven events to age out", async () => (await jsm.streams.info(h.stream)).state.first_seq === 8);
+    // The stream forgets a message id on its dedupe window's own timer, not when the message ages out:
+    // restored to the 2-minute window before that timer ran, it would keep the four ids, and the
+    // relay's publishes of them would be taken for duplicates and dropped. Wait until it no longer
+    // knows them: a publish expecting an impossible last sequence is answered "duplicate" for an id it
+    // knows and refused, storing nothing, for one it does not.
+    const lostIds = (await outboxIds()).slice(3, 7);
+    const js = jetstream(h.nc);
+    const remembered = async (id: string) => {
+      try {
+        return (await js.publish(`${h.subjectPrefix}.dedupe-probe`, new Uint8Array(), { msgID: id, expect: { lastSequence: Number.MAX_SAFE_INTEGER } }))
+          .duplicate;
+      } catch (error) {
+        if (error instanceof Error && /wrong last sequence/.test(error.message)) return false;
+        throw error;
+      }
+    };
+    await waitFor("the stream to forget the lost events' ids", async () => {
+      for (const id of lostIds) if (await remembered(id)) return false;
+      return true;
+    });
     await jsm.streams.update(h.stream, kept);
     await h.fixtures.subscription({ merchantId });
     expect(await relay.runOnce()).toMatchObject({ published: 1 });
-    const lostIds = (await outboxIds()).slice(3, 7);
     // The outbox's retention removed two of them already: the change feed still has them.
     await h.admin.query("DELETE FROM event_outbox WHERE id = ANY ($1::text[])", [lostIds.slice(0, 2)]);
 
