@@ -45,7 +45,7 @@ describe("the ingest lease", () => {
     // A wakes up and writes with its epoch: nothing is stored, and A learns it lost the lease.
     const merchantId = await h.fixtures.merchant();
     const stale = await ingestEventsFenced(a!.client, [eventFor(merchantId)], { name, epoch: a!.epoch, ttlMs: 60_000 });
-    expect(stale).toEqual({ renewed: false, created: 0 });
+    expect(stale).toEqual({ renewed: false, created: 0, endpointIds: [] });
     expect(await storedCount(merchantId)).toBe(0);
     expect(await a!.confirm()).toBe(false);
     expect(a!.lost.aborted).toBe(true);

@@ -86,7 +86,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
       logger,
       storeRetryMs: config.storeRetryMs ?? 5_000,
       ...(config.ingestLeaseMs === undefined ? {} : { leaseTtlMs: config.ingestLeaseMs }),
-      onDeliveries: () => worker.wake(),
+      onDeliveries: (endpointIds) => worker.wake(endpointIds),
       tracing: deps.tracing,
       onRefused: deps.onRefusedEvent,
     }),
@@ -98,7 +98,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     start() {
       if (started) return;
       started = true;
-      wakeups = listenForDeliveries(deps.pool, () => worker.wake(), logger);
+      wakeups = listenForDeliveries(deps.pool, (endpointIds) => worker.wake(endpointIds), logger);
       worker.start();
       consumer.start();
     },

@@ -4,7 +4,8 @@ import type { Logger, Pool, PoolClient } from "@subdata/runtime";
  * Wake-ups for the delivery workers. A PENDING webhook_deliveries row whose next_attempt_at has passed
  * is delivered whoever inserted it (ingest, ResendEvent, ReplayEvents, SendTestEvent); inserting one and
  * sending NOTIFY on DELIVERY_CHANNEL wakes the workers of every replica at once, otherwise they find it
- * at their next poll.
+ * at their next poll. The payload names the endpoints of the new rows, comma-separated, or is empty for
+ * rows of any endpoint.
  */
 export const DELIVERY_CHANNEL = "subdata_webhook_delivery";
 
@@ -12,12 +13,17 @@ export interface DeliveryWakeups {
   close(): Promise<void>;
 }
 
+/** The endpoints a DELIVERY_CHANNEL payload names; undefined (any endpoint) when it names none. */
+export function endpointsOfWakeup(payload: string | undefined): string[] | undefined {
+  return payload ? payload.split(",") : undefined;
+}
+
 /**
- * LISTENs on DELIVERY_CHANNEL with one pooled connection and calls `onWake` per notification, so rows
- * inserted by any replica or by the RPC handlers are picked up at once. Reconnects after errors;
- * polling covers the gaps.
+ * LISTENs on DELIVERY_CHANNEL with one pooled connection and calls `onWake` per notification, with the
+ * endpoints it names, so rows inserted by any replica or by the RPC handlers are picked up at once.
+ * Reconnects after errors; polling covers the gaps.
  */
-export function listenForDeliveries(pool: Pool, onWake: () => void, logger: Logger, retryMs = 2_000): DeliveryWakeups {
+export function listenForDeliveries(pool: Pool, onWake: (endpointIds?: readonly string[]) => void, logger: Logger, retryMs = 2_000): DeliveryWakeups {
   let closed = false;
   let client: PoolClient | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -31,7 +37,7 @@ export function listenForDeliveries(pool: Pool, onWake: () => void, logger: Logg
       }
       client = next;
       next.on("notification", (message) => {
-        if (message.channel === DELIVERY_CHANNEL) onWake();
+        if (message.channel === DELIVERY_CHANNEL) onWake(endpointsOfWakeup(message.payload));
       });
       next.on("error", (error) => {
         logger.warn({ err: error }, "delivery LISTEN connection failed; reconnecting");

@@ -160,6 +160,30 @@ describe("the hold after an empty claim past a full endpoint", () => {
     await h.stop();
   });
 
+  it("a wake-up for new rows of the held endpoint only does not end it; one naming another endpoint does", async () => {
+    const h = await saturated();
+    h.respond("evt_we_busy_1");
+    await settle();
+    h.worker.wake(["we_busy"]);
+    await settle();
+    expect(h.claims).toEqual([[], ["we_busy"]]);
+    h.worker.wake(["we_busy", "we_new"]);
+    await settle();
+    expect(h.claims).toEqual([[], ["we_busy"], ["we_busy"]]);
+    await h.stop();
+  });
+
+  it("is set by a claim during which only a wake-up for the held endpoint arrived", async () => {
+    let answer!: (result: ClaimResult) => void;
+    const h = await saturated(new Promise<ClaimResult>((resolve) => (answer = resolve)));
+    h.worker.wake(["we_busy"]);
+    answer(nothingDue);
+    await settle();
+    // The wake-up named only the endpoint the claim skipped: nothing it announced could have been missed.
+    expect(h.claims).toEqual([[], ["we_busy"]]);
+    await h.stop();
+  });
+
   it("a recorded attempt of another endpoint ends it", async () => {
     const h = await saturated();
     h.respond("evt_we_other_1");

@@ -38,7 +38,8 @@ import type { SecretBox } from "../secret-box.ts";
  * A claim while some endpoints are at their cap skips their rows, and the due index cannot skip an
  * endpoint: it walks every due row of theirs, a whole backlog, to find the rows of the others. Once
  * such a claim found no other due row, claims that would skip at least those endpoints again are
- * held back until something may have made another endpoint's row due: new rows (wake), a recorded
+ * held back until something may have made another endpoint's row due: new rows of another endpoint
+ * (a wake names the endpoints of the rows it announces; one that names none counts for all), a recorded
  * attempt of another endpoint (it may release that endpoint's next version), or `pollIntervalMs`
  * after the empty claim (retries and leases coming due), never later. Otherwise every recorded batch
  * of a saturated receiver paid for that walk, to find nothing, about as often as the claims that do
@@ -75,8 +76,8 @@ export interface DeliveryWorkerOptions {
 
 export interface DeliveryWorker {
   start(): void;
-  /** Look for due deliveries now (new rows were inserted). */
-  wake(): void;
+  /** Look for due deliveries now: new rows were inserted, for these endpoints (any, if undefined). */
+  wake(endpointIds?: readonly string[]): void;
   /** Stops claiming, waits for in-flight deliveries to finish and be recorded. */
   stop(): Promise<void>;
 }
@@ -327,8 +328,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       if (running) return;
       running = run();
     },
-    wake() {
-      othersMayBeDue();
+    wake(endpointIds) {
+      othersMayBeDue(endpointIds);
       notify();
     },
     async stop() {

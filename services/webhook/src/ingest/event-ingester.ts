@@ -29,8 +29,8 @@ export function createEventIngester(deps: {
   pool: Pool;
   logger: Logger;
   storeRetryMs: number;
-  /** Called once per stored batch that created deliveries, to start them without waiting for a poll. */
-  onDeliveries: () => void;
+  /** Called once per stored batch that created deliveries (with their endpoints), to start them without waiting for a poll. */
+  onDeliveries: (endpointIds: readonly string[]) => void;
   /** How often a standby replica tries to take over the ingest lease. Default 1 s. */
   lockRetryMs?: number;
   /** The ingest lease's TTL (SUBDATA_WEBHOOK_INGEST_LEASE_MS). Default 15 s. */
@@ -130,14 +130,14 @@ export function createEventIngester(deps: {
     const taken = held.fence();
     if (!taken) return messages.map(() => ({ kind: "abandon" }));
     try {
-      const { renewed, created } = await ingestEventsFenced(client, events, taken.fence);
+      const { renewed, created, endpointIds } = await ingestEventsFenced(client, events, taken.fence);
       held.written(taken.takenAt, renewed);
       if (!renewed) {
         // Superseded: another replica leads now and will consume these again from its rewind.
         exportSpans(new Error("ingest lease lost"));
         return messages.map(() => ({ kind: "abandon" }));
       }
-      if (created > 0) deps.onDeliveries();
+      if (created > 0) deps.onDeliveries(endpointIds);
       deps.logger.debug({ ...range, deliveries: created }, "event batch stored");
       for (const index of stored) dispositions[index] = { kind: "ack" };
       exportSpans();

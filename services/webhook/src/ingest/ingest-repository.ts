@@ -7,7 +7,8 @@ import type { LeaseFence } from "./ingest-lease.ts";
 /**
  * The SQL of webhook ingest: events and the deliveries they make. Delivery is purely table-driven (a
  * PENDING webhook_deliveries row whose next_attempt_at has passed is delivered, whoever inserted it), so
- * ingest only inserts rows and sends NOTIFY on DELIVERY_CHANNEL to wake the workers of every replica.
+ * ingest only inserts rows and sends NOTIFY on DELIVERY_CHANNEL, naming their endpoints, to wake the
+ * workers of every replica.
  */
 
 /**
@@ -42,19 +43,34 @@ async function ingestEvents(db: Queryable, events: readonly IngestedEvent[]): Pr
  * for `fence.epoch` and inserts nothing unless that renewal succeeded, so a leader that lost its lease —
  * however late its statement arrives — writes nothing. `renewed` says which happened.
  */
-export async function ingestEventsFenced(db: Queryable, events: readonly IngestedEvent[], fence: LeaseFence): Promise<{ renewed: boolean; created: number }> {
+export async function ingestEventsFenced(db: Queryable, events: readonly IngestedEvent[], fence: LeaseFence): Promise<StoredEvents> {
   return storeEvents(db, events, fence);
 }
 
-async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fence: LeaseFence | undefined): Promise<{ renewed: boolean; created: number }> {
-  if (events.length === 0) return { renewed: true, created: 0 };
+export interface StoredEvents {
+  /** Whether the lease was renewed (always, unfenced); nothing is written otherwise. */
+  renewed: boolean;
+  /** Deliveries created. */
+  created: number;
+  /** The endpoints those deliveries are for, each once. */
+  endpointIds: string[];
+}
+
+/**
+ * At most this many endpoint ids ride in a NOTIFY payload (8,000 bytes at most; an id is 35); beyond
+ * it the payload is empty, which wakes workers for any endpoint (delivery-wakeups.ts).
+ */
+const NOTIFIED_ENDPOINTS_MAX = 100;
+
+async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fence: LeaseFence | undefined): Promise<StoredEvents> {
+  if (events.length === 0) return { renewed: true, created: 0, endpointIds: [] };
   // The lease row is locked by the renewal until commit: a standby's takeover waits for this batch.
   const lease = fence
     ? `UPDATE webhook_ingest_leases SET expires_at = clock_timestamp() + $11::float8 * interval '1 millisecond'
         WHERE name = $9::text AND epoch = $10::bigint AND expires_at > clock_timestamp()
        RETURNING 1`
     : "SELECT 1";
-  const result = await db.query<{ created: number; renewed: number }>(
+  const result = await db.query<{ created: number; renewed: number; endpoint_ids: string[] }>(
     `WITH lease AS (
        ${lease}
      ), input AS (
@@ -76,12 +92,17 @@ async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fenc
           AND (cardinality(ep.event_types) = 0 OR i.type = ANY (ep.event_types))
         ORDER BY i.ord, ep.id
        ON CONFLICT (endpoint_id, event_id) DO NOTHING
-       RETURNING 1
+       RETURNING endpoint_id
+     ), endpoints AS (
+       SELECT array_agg(DISTINCT endpoint_id) AS ids FROM deliveries
      ), notified AS (
-       SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT 1 FROM deliveries LIMIT 1) AS any_delivery
+       -- The endpoints in the payload: a worker holding back claims for a busy endpoint need not walk
+       -- its due rows again for rows of that same endpoint (delivery-worker.ts).
+       SELECT pg_notify('${DELIVERY_CHANNEL}', CASE WHEN cardinality(ids) <= ${NOTIFIED_ENDPOINTS_MAX} THEN array_to_string(ids, ',') ELSE '' END)
+         FROM endpoints WHERE ids IS NOT NULL
      )
      SELECT (SELECT count(*) FROM deliveries)::int AS created, (SELECT count(*) FROM notified)::int AS notified,
-            (SELECT count(*) FROM lease)::int AS renewed`,
+            (SELECT count(*) FROM lease)::int AS renewed, (SELECT coalesce(ids, '{}') FROM endpoints) AS endpoint_ids`,
     [
       ...unnestColumns(events, [
         (e) => e.id,
@@ -97,7 +118,7 @@ async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fenc
     ],
   );
   const row = result.rows[0];
-  return { renewed: (row?.renewed ?? 0) > 0, created: row?.created ?? 0 };
+  return { renewed: (row?.renewed ?? 0) > 0, created: row?.created ?? 0, endpointIds: row?.endpoint_ids ?? [] };
 }
 
 /**

@@ -1,0 +1,51 @@
+import { changeEventFromSubscriptionEvent } from "@subdata/events";
+import { describe, expect, it } from "vitest";
+import { DELIVERY_CHANNEL, endpointsOfWakeup } from "../../services/webhook/src/delivery/delivery-wakeups.ts";
+import { renderedEvent } from "../../services/webhook/src/ingest/event-message.ts";
+import { ingestEventsFenced } from "../../services/webhook/src/ingest/ingest-repository.ts";
+import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";
+
+/**
+ * Ingest's wake-ups name the endpoints of the deliveries it created, in its result (the worker in the
+ * same process) and in the NOTIFY payload (every replica's), so a worker holding back claims for a
+ * busy endpoint is not sent walking that endpoint's due rows again by rows of the same endpoint.
+ */
+describe("ingest's wake-ups", () => {
+  const h = useDeliveryHarness("wakeups");
+
+  it("name the endpoints of the deliveries created, once each, in the result and in the NOTIFY payload", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const endpoints = [
+      await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/a" }),
+      await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/b" }),
+    ];
+    const listener = await h.admin.connect();
+    const payloads: string[] = [];
+    listener.on("notification", (message) => {
+      if (message.channel === DELIVERY_CHANNEL) payloads.push(message.payload ?? "");
+    });
+    try {
+      await listener.query(`LISTEN ${DELIVERY_CHANNEL}`);
+      const events = [1, 2, 3].map(() =>
+        renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))),
+      );
+      // Fenced as the ingest leader writes: a lease row of its own, epoch 1.
+      const lease = { name: `wakeups/${newSubscriptionId()}`, epoch: 1n, ttlMs: 60_000 };
+      await h.admin.query("INSERT INTO webhook_ingest_leases (name, holder, epoch, expires_at) VALUES ($1, 'test', 1, now() + interval '1 minute')", [
+        lease.name,
+      ]);
+      const stored = await ingestEventsFenced(h.pool, events, lease);
+      const ids = endpoints.map((endpoint) => endpoint.id).sort();
+      expect(stored).toMatchObject({ renewed: true, created: 6 });
+      expect([...stored.endpointIds].sort()).toEqual(ids);
+      await waitFor("the batch's notification", () => payloads.length > 0);
+      expect(endpointsOfWakeup(payloads[0])?.sort()).toEqual(ids);
+      // A payload that names none wakes for any endpoint.
+      expect(endpointsOfWakeup("")).toBeUndefined();
+    } finally {
+      await listener.query(`UNLISTEN ${DELIVERY_CHANNEL}`);
+      listener.release();
+    }
+  });
+});
