@@ -27,10 +27,11 @@ import type { SecretBox } from "../secret-box.ts";
  *
  * Claims come in batches: an endpoint is claimed for again only once half of its cap is free (or it
  * is idle), not after every POST that returns (a merchant likewise, counted by the claim), and the
- * claim's window of due rows is twice its free slots. Free as the claim counts it: a delivery holds its endpoint's room until its attempt is
- * recorded, not only until its POST returns. Counted from the POSTs alone, an endpoint would look
- * claimable while the database still counts its answered, unrecorded attempts in flight, and a busy
- * endpoint would be claimed for again and again, a few rows at a time, until the recorder caught up.
+ * claim's window of due rows is twice its free slots. Free as the claim counts it: a delivery holds
+ * its endpoint's room until its attempt is recorded, not only until its POST returns. Counted from
+ * the POSTs alone, an endpoint would look claimable while the database still counts its answered,
+ * unrecorded attempts in flight, and a busy endpoint would be claimed for again and again, a few rows
+ * at a time, until the recorder caught up.
  * A claim costs ~5 ms of Postgres time whatever it claims plus ~0.2 ms per row (2-core box,
  * loaded), so refilling one slot at a time cost more database time per delivery than the delivery
  * itself; a fast receiver frees half of its slots within moments.
@@ -39,8 +40,8 @@ import type { SecretBox } from "../secret-box.ts";
  * endpoint: it walks every due row of theirs, a whole backlog, to find the rows of the others. Once
  * such a claim found no other due row, claims that would skip at least those endpoints again are
  * held back until something may have made another endpoint's row due: new rows of another endpoint
- * (a wake names the endpoints of the rows it announces; one that names none counts for all), a recorded
- * attempt of another endpoint (it may release that endpoint's next version), or `pollIntervalMs`
+ * (a wake names the endpoints of the rows it announces; one that names none counts for all), a
+ * recorded attempt of another endpoint (it may release that endpoint's next version), or `pollIntervalMs`
  * after the empty claim (retries and leases coming due), never later. Otherwise every recorded batch
  * of a saturated receiver paid for that walk, to find nothing, about as often as the claims that do
  * the work.
