@@ -14,12 +14,8 @@ import { newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness
 describe("ingest's wake-ups", () => {
   const h = useDeliveryHarness("wakeups");
 
-  it("name the endpoints of the deliveries created, once each, in the result and in the NOTIFY payload", async () => {
-    const merchantId = await h.fixtures.merchant();
-    const endpoints = [
-      await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/a" }),
-      await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/b" }),
-    ];
+  /** Stores `count` events of new subscriptions of the merchant as the ingest leader does; returns what ingest said and the NOTIFY payload that followed. */
+  async function storeAndListen(merchantId: string, count: number) {
     const listener = await h.admin.connect();
     const payloads: string[] = [];
     listener.on("notification", (message) => {
@@ -27,7 +23,7 @@ describe("ingest's wake-ups", () => {
     });
     try {
       await listener.query(`LISTEN ${DELIVERY_CHANNEL}`);
-      const events = [1, 2, 3].map(() =>
+      const events = Array.from({ length: count }, () =>
         renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))),
       );
       // Fenced as the ingest leader writes: a lease row of its own, epoch 1.
@@ -36,16 +32,33 @@ describe("ingest's wake-ups", () => {
         lease.name,
       ]);
       const stored = await ingestEventsFenced(h.pool, events, lease);
-      const ids = endpoints.map((endpoint) => endpoint.id).sort();
-      expect(stored).toMatchObject({ renewed: true, created: 6 });
-      expect([...stored.endpointIds].sort()).toEqual(ids);
       await waitFor("the batch's notification", () => payloads.length > 0);
-      expect(endpointsOfWakeup(payloads[0])?.sort()).toEqual(ids);
-      // A payload that names none wakes for any endpoint.
-      expect(endpointsOfWakeup("")).toBeUndefined();
+      return { stored, payload: payloads[0]! };
     } finally {
       await listener.query(`UNLISTEN ${DELIVERY_CHANNEL}`);
       listener.release();
     }
+  }
+
+  it("name the endpoints of the deliveries created, once each, in the result and in the NOTIFY payload", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const endpoints = [
+      await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/a" }),
+      await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/b" }),
+    ];
+    const { stored, payload } = await storeAndListen(merchantId, 3);
+    const ids = endpoints.map((endpoint) => endpoint.id).sort();
+    expect(stored).toMatchObject({ renewed: true, created: 6 });
+    expect([...stored.endpointIds].sort()).toEqual(ids);
+    expect(endpointsOfWakeup(payload)?.sort()).toEqual(ids);
+  });
+
+  it("name none in the payload beyond 100 endpoints (it holds 8,000 bytes), which wakes workers for any endpoint", async () => {
+    const merchantId = await h.fixtures.merchant();
+    for (let i = 0; i < 101; i++) await h.createEndpoint({ merchantId, url: `http://127.0.0.1:9/${i}` });
+    const { stored, payload } = await storeAndListen(merchantId, 1);
+    expect(stored.endpointIds).toHaveLength(101);
+    expect(payload).toBe("");
+    expect(endpointsOfWakeup(payload)).toBeUndefined();
   });
 });
