@@ -388,7 +388,7 @@ describe("fault suite", () => {
         };
         const unloaded = await alone();
         let loaded: number[] = [];
-        const inFlight = { before: 0, after: 0 };
+        const inFlight = { before: 0, during: [] as number[] };
         await scenario("merchant with 10 endpoints answering 2xx after 10 s; another merchant's changes meanwhile", {
           subscriptions: 30,
           // 30 subscriptions' creations, then 30 changes, at each of 10 endpoints: 600 deliveries, up to
@@ -404,8 +404,22 @@ describe("fault suite", () => {
               if (inFlight.before >= 100 || Date.now() > deadline) break;
               await pause(100);
             }
-            loaded = await measureChangeLatencies(stack, other, otherReceiver, 400);
-            inFlight.after = await slowInFlight(tenant.merchantId);
+            // Sampled throughout, not once at the end: the slow merchant's room comes back in batches (it is
+            // claimed for again once half of its cap is free), so at the moment a wave of its POSTs is being
+            // recorded it may hold anything down to half of its cap, or less, for a moment.
+            let timing = true;
+            const sampling = (async () => {
+              while (timing) {
+                inFlight.during.push(await slowInFlight(tenant.merchantId));
+                await pause(100);
+              }
+            })();
+            try {
+              loaded = await measureChangeLatencies(stack, other, otherReceiver, 400);
+            } finally {
+              timing = false;
+              await sampling;
+            }
           },
         });
         unloaded.push(...(await alone()));
@@ -413,11 +427,11 @@ describe("fault suite", () => {
         const p = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.ceil(q * values.length) - 1]!;
         const line = (values: number[]) => `p50 ${p(values, 0.5)} ms, p99 ${p(values, 0.99)} ms, max ${p(values, 1)} ms`;
         console.log(
-          `\nfair delivery: the slow merchant held ${inFlight.before} deliveries in flight when the timing began and ${inFlight.after} when it ended; the other merchant's change → delivery over ${unloaded.length} changes each: alone ${line(unloaded)}; beside the slow merchant ${line(loaded)}\n`,
+          `\nfair delivery: the slow merchant held ${inFlight.before} deliveries in flight when the timing began and during it a median of ${p(inFlight.during, 0.5)} (min ${Math.min(...inFlight.during)}, over ${inFlight.during.length} samples); the other merchant's change → delivery over ${unloaded.length} changes each: alone ${line(unloaded)}; beside the slow merchant ${line(loaded)}\n`,
         );
-        // The slow merchant really held its slots throughout the loaded timing.
+        // The slow merchant held its slots through the loaded timing (half of the samples or more at 100+).
         expect(inFlight.before).toBeGreaterThanOrEqual(100);
-        expect(inFlight.after).toBeGreaterThanOrEqual(100);
+        expect(p(inFlight.during, 0.5)).toBeGreaterThanOrEqual(100);
         expect(loaded).toHaveLength(unloaded.length);
         expect(p(loaded, 0.99)).toBeLessThanOrEqual(2 * p(unloaded, 0.99));
       } finally {
