@@ -44,6 +44,9 @@ const countBy = (deliveries: readonly ClaimedDelivery[], key: (delivery: Claimed
 
 describe("fair claims", () => {
   const h = useDeliveryHarness("fair");
+  /** Records each delivery's attempt as a success (the room it held is freed). */
+  const record = (deliveries: readonly ClaimedDelivery[]) =>
+    recordAttempts(h.pool, deliveries.map(succeededAttempt), { disableAfterMs: 86_400_000, disableReason: "test" });
 
   it("never hands out more than the endpoint and merchant caps, even to replicas claiming at once", async () => {
     const busy = await h.fixtures.merchant();
@@ -73,8 +76,6 @@ describe("fair claims", () => {
     // Recording frees exactly the room it held, and a busy merchant is claimed for again once half of its
     // cap is free: two recorded attempts are not enough, the third is.
     const busyClaimed = claimed.filter((d) => d.merchantId === busy);
-    const record = (deliveries: readonly ClaimedDelivery[]) =>
-      recordAttempts(h.pool, deliveries.map(succeededAttempt), { disableAfterMs: 86_400_000, disableReason: "test" });
     await record(busyClaimed.slice(0, 2));
     expect((await replicas[0]!.claimDue(options())).claimed).toEqual([]);
     await record(busyClaimed.slice(2, 3));
@@ -102,7 +103,7 @@ describe("fair claims", () => {
     expect(held.map((d) => d.merchantId)).toEqual(Array(6).fill(busy));
     // One of its attempts is recorded (one slot of room), and then the other merchant's event arrives:
     // 14 older due rows of the busy merchant lie ahead of it, more than the window of 8.
-    await recordAttempts(h.pool, held.slice(0, 1).map(succeededAttempt), { disableAfterMs: 86_400_000, disableReason: "test" });
+    await record(held.slice(0, 1));
     await ingestEvents(h, other, 1);
     const next = await claims.claimDue(options({ scanLimit: 8 }));
     expect(next.claimed.map((d) => d.merchantId)).toEqual([other]);

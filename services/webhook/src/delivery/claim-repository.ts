@@ -40,8 +40,8 @@ import type { Pool, PoolClient } from "@subdata/runtime";
  *   head's lease, the rows far behind a busy head would come due at every lease end and be deferred
  *   again, a row update with all its index entries each time. The head is locked FOR SHARE SKIP
  *   LOCKED while deferring: a head being recorded right now is skipped (its successor stays due), and
- *   a recorder that finishes a head waits for this statement, then releases the successor in a later statement
- *   (releaseNextHeads in record-repository.ts), so a deferral never outlives its head's
+ *   a recorder that finishes a head waits for this statement, then releases the successor in a later
+ *   statement (releaseNextHeads in record-repository.ts), so a deferral never outlives its head's
  *   completion by more than the head's own next_attempt_at.
  *
  * The due rows of endpoints and merchants at their cap are still walked by the scan's index (it is
@@ -98,6 +98,14 @@ export interface ClaimRepository {
   claimDue(options: ClaimOptions): Promise<ClaimResult>;
 }
 
+/**
+ * The room worth a claim under a cap: half of it. A busy endpoint (delivery-worker.ts) or merchant
+ * (claimIn) is claimed for again only once that much is free, so claims come in batches.
+ */
+export function claimBatch(cap: number): number {
+  return Math.max(1, Math.floor(cap / 2));
+}
+
 export function createClaimRepository(pool: Pool): ClaimRepository {
   return { claimDue: (options) => claimDue(pool, options) };
 }
@@ -146,12 +154,13 @@ function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyR
     if (row.in_flight >= (row.failing ? options.failingCap : options.healthyCap)) fullEndpoints.add(row.endpoint_id);
     merchantInFlight.set(row.merchant_id, (merchantInFlight.get(row.merchant_id) ?? 0) + row.in_flight);
   }
-  // A busy merchant is claimed for again only once half of its room is free, as the worker does for an
+  // A busy merchant is claimed for again only once a batch of its room is free, as the worker does for an
   // endpoint: its due backlog comes first in the scan's time order, so a merchant whose room came back a
   // few recorded attempts at a time would fill claim after claim's window with its own rows, each
   // claiming those few, while other merchants' newer rows waited beyond the window.
-  const merchantBatch = Math.max(1, Math.floor(options.merchantCap / 2));
-  const fullMerchants = [...merchantInFlight].filter(([, inFlight]) => options.merchantCap - inFlight < merchantBatch).map(([merchantId]) => merchantId);
+  const fullMerchants = [...merchantInFlight]
+    .filter(([, inFlight]) => options.merchantCap - inFlight < claimBatch(options.merchantCap))
+    .map(([merchantId]) => merchantId);
   return client.query<ClaimRow>(
     `WITH busy AS (
        -- Counted under the lock, just before this statement (see the top of this file).

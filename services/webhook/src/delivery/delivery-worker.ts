@@ -4,7 +4,7 @@ import { SpanStatusCode } from "@opentelemetry/api";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
-import type { ClaimedDelivery, ClaimRepository, ClaimResult } from "./claim-repository.ts";
+import { type ClaimedDelivery, type ClaimRepository, type ClaimResult, claimBatch } from "./claim-repository.ts";
 import type { DeliveryDecision } from "./record-repository.ts";
 import { endAttemptSpan, startAttemptSpan } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
@@ -41,8 +41,8 @@ import type { SecretBox } from "../secret-box.ts";
  * such a claim found no other due row, claims that would skip at least those endpoints again are
  * held back until something may have made another endpoint's row due: new rows of another endpoint
  * (a wake names the endpoints of the rows it announces; one that names none counts for all), a
- * recorded attempt of another endpoint (it may release that endpoint's next version), or `pollIntervalMs`
- * after the empty claim (retries and leases coming due), never later. Otherwise every recorded batch
+ * recorded attempt of another endpoint (it may release that endpoint's next version), or
+ * `pollIntervalMs` after the empty claim (retries and leases coming due), never later. Otherwise every recorded batch
  * of a saturated receiver paid for that walk, to find nothing, about as often as the claims that do
  * the work.
  */
@@ -170,8 +170,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   }
 
   const capOf = (endpointId: string) => (failing.get(endpointId) ? failingCap : healthyCap);
-  /** Whether an endpoint with `count` in flight is worth a claim: half of its cap free, or idle. */
-  const claimable = (endpointId: string, count: number) => count === 0 || capOf(endpointId) - count >= Math.max(1, Math.floor(capOf(endpointId) / 2));
+  /** Whether an endpoint with `count` in flight is worth a claim: a batch of its cap free, or idle. */
+  const claimable = (endpointId: string, count: number) => count === 0 || capOf(endpointId) - count >= claimBatch(capOf(endpointId));
 
   /** A POST returned (or was never sent): its slot is free. */
   function release(): void {
