@@ -20,24 +20,37 @@ beforeEach(() => {
 });
 
 describe("pre-rendered responses", () => {
-  it("asks for render_public_json and wraps the items in the envelope byte for byte", async () => {
-    t.fake.behaviour.nextPageToken = "opaque.token";
-    const list = await get("/subscriptions?limit=2");
-    expect(t.fake.listSubscriptionCalls[0]?.renderPublicJson).toBe(true);
-    expect(list.headers["content-type"]).toBe("application/json; charset=utf-8");
-    expect(list.body).toBe(
-      `{"object":"list","data":${JSON.stringify(t.fake.subscriptions.map(renderSubscription))},"has_more":true,"next_cursor":"opaque.token"}`,
-    );
+  // The same bodies whether the query service renders the whole list object or, older than
+  // render_public_list, the items alone for the gateway to wrap.
+  for (const itemsOnly of [false, true]) {
+    it(`asks for the public rendering and answers the list object byte for byte (${itemsOnly ? "items alone, wrapped here" : "whole list object"})`, async () => {
+      t.fake.behaviour.itemsOnly = itemsOnly;
+      t.fake.behaviour.nextPageToken = "opaque.token";
+      const list = await get("/subscriptions?limit=2");
+      expect(t.fake.listSubscriptionCalls[0]).toMatchObject({ renderPublicJson: true, renderPublicList: true });
+      expect(list.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(list.body).toBe(
+        `{"object":"list","data":${JSON.stringify(t.fake.subscriptions.map(renderSubscription))},"has_more":true,"next_cursor":"opaque.token"}`,
+      );
 
-    t.fake.behaviour.nextPageToken = "";
-    const orders = await get("/orders");
-    expect(t.fake.listOrderCalls[0]?.renderPublicJson).toBe(true);
-    expect(orders.body).toBe(`{"object":"list","data":${JSON.stringify(t.fake.orders.map(renderOrder))},"has_more":false,"next_cursor":null}`);
+      t.fake.behaviour.nextPageToken = "";
+      const orders = await get("/orders");
+      expect(t.fake.listOrderCalls[0]).toMatchObject({ renderPublicJson: true, renderPublicList: true });
+      expect(orders.body).toBe(`{"object":"list","data":${JSON.stringify(t.fake.orders.map(renderOrder))},"has_more":false,"next_cursor":null}`);
 
-    const one = await get("/subscriptions/sub_a1");
-    expect(one.headers["content-type"]).toBe("application/json; charset=utf-8");
-    expect(one.body).toBe(JSON.stringify({ ...renderSubscription(t.fake.subscriptions[0]!), charges: t.fake.charges.map(renderCharge) }));
-  });
+      const charges = await get("/charges?subscription_id=sub_a1");
+      expect(charges.body).toBe(`{"object":"list","data":${JSON.stringify(t.fake.charges.map(renderCharge))},"has_more":false,"next_cursor":null}`);
+
+      t.fake.behaviour.nextPageToken = "feed.position";
+      const feed = await get("/events");
+      expect(t.fake.listEventsCalls[0]).toMatchObject({ renderPublicJson: true, renderPublicList: true });
+      expect(feed.body).toBe(`{"object":"list","data":[],"has_more":false,"next_cursor":"feed.position"}`);
+
+      const one = await get("/subscriptions/sub_a1");
+      expect(one.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(one.body).toBe(JSON.stringify({ ...renderSubscription(t.fake.subscriptions[0]!), charges: t.fake.charges.map(renderCharge) }));
+    });
+  }
 
   it("audits the ids the query service listed next to the JSON", async () => {
     await get("/subscriptions");

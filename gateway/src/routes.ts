@@ -3,6 +3,7 @@ import type { EventService } from "@subdata/proto/subdata/events/v1/event_servic
 import type { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import type { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { PUBLIC_LIST_START, publicFeedEnd, publicListEnd } from "@subdata/runtime";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ProblemError } from "./problem.ts";
 import {
@@ -50,7 +51,7 @@ interface ListQuery {
 }
 
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
-const LIST_START = Buffer.from(`{"object":"list","data":`);
+const LIST_START = Buffer.from(PUBLIC_LIST_START);
 
 /** Pre-rendered JSON from upstream; empty would be a query service that ignored render_public_json. */
 function requireRendered(json: Uint8Array, method: string): Uint8Array {
@@ -58,27 +59,37 @@ function requireRendered(json: Uint8Array, method: string): Uint8Array {
   return json;
 }
 
-/** The feed's envelope: next_cursor is never null, has_more says whether events follow it now. */
-function feedPage(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  page: { publicJson: Uint8Array; publicIds: string[]; nextPageToken: string; hasMore: boolean },
-) {
-  // An empty page renders "[]", so public_json is never empty from a current query service.
-  const data = requireRendered(page.publicJson, "ListEvents");
-  request.auditResources = { resourceIds: page.publicIds, resultCount: page.publicIds.length };
-  reply.type(JSON_CONTENT_TYPE);
-  return Buffer.concat([LIST_START, data, Buffer.from(`,"has_more":${page.hasMore},"next_cursor":${JSON.stringify(page.nextPageToken)}}`)]);
+interface RenderedPage {
+  publicJson: Uint8Array;
+  publicListJson: Uint8Array;
+  publicIds: string[];
+  nextPageToken: string;
 }
 
-/** The list envelope around the page's pre-rendered items, as bytes (the route serialiser never sees it). */
-function list(request: FastifyRequest, reply: FastifyReply, page: { publicJson: Uint8Array; publicIds: string[]; nextPageToken: string }, method: string) {
-  const data = requireRendered(page.publicJson, method);
+/**
+ * A page's body as bytes (the route serialiser never sees it): the list object the query service
+ * rendered whole (render_public_list), sent as received, without a copy into an envelope of ours. A
+ * query service older than that field answers with the items alone, which are wrapped here, with
+ * `end` after them.
+ */
+function pageBody(request: FastifyRequest, reply: FastifyReply, page: RenderedPage, method: string, end: () => string): Uint8Array {
   request.auditResources = { resourceIds: page.publicIds, resultCount: page.publicIds.length };
-  // The upstream page token is already HMAC-signed and bound to method, merchant and filter: pass it on.
-  const end = page.nextPageToken === "" ? `,"has_more":false,"next_cursor":null}` : `,"has_more":true,"next_cursor":${JSON.stringify(page.nextPageToken)}}`;
   reply.type(JSON_CONTENT_TYPE);
-  return Buffer.concat([LIST_START, data, Buffer.from(end)]);
+  if (page.publicListJson.length > 0) return page.publicListJson;
+  return Buffer.concat([LIST_START, requireRendered(page.publicJson, method), Buffer.from(end())]);
+}
+
+/** A feed page: next_cursor is never null, has_more says whether events follow it now. */
+function feedPage(request: FastifyRequest, reply: FastifyReply, page: RenderedPage & { hasMore: boolean }) {
+  return pageBody(request, reply, page, "ListEvents", () => publicFeedEnd(page.nextPageToken, page.hasMore));
+}
+
+/**
+ * A list page. The upstream page token is already HMAC-signed and bound to method, merchant and
+ * filter: it is the next_cursor as it is.
+ */
+function list(request: FastifyRequest, reply: FastifyReply, page: RenderedPage, method: string) {
+  return pageBody(request, reply, page, method, () => publicListEnd(page.nextPageToken));
 }
 
 export function createRoutes(deps: RoutesDeps) {
@@ -100,6 +111,7 @@ export function createRoutes(deps: RoutesDeps) {
       pageToken: query.cursor ?? "",
       subscriptionId: query.subscription_id ?? "",
       renderPublicJson: true,
+      renderPublicList: true,
     };
   };
 
@@ -118,6 +130,7 @@ export function createRoutes(deps: RoutesDeps) {
             pageToken: query.cursor ?? "",
             status: query.status ? SubscriptionStatus[query.status] : SubscriptionStatus.UNSPECIFIED,
             renderPublicJson: true,
+            renderPublicList: true,
           },
           callOptions(request),
         );
@@ -189,6 +202,7 @@ export function createRoutes(deps: RoutesDeps) {
           types: query.types ? query.types.split(",") : [],
           waitSeconds: atHead ? 0 : query.wait,
           renderPublicJson: true,
+          renderPublicList: true,
         };
         if (rpc.waitSeconds === 0) return feedPage(request, reply, await deps.events.listEvents(rpc, callOptions(request)));
         const slot = deps.waitingReads.admit(request.principal!.apiKeyId);

@@ -127,4 +127,54 @@ describe("render_public_json", () => {
     expect(text(empty.publicJson)).toBe("[]");
     expect(empty.publicIds).toEqual([]);
   });
+
+  describe("render_public_list: the whole REST list object around the same items", () => {
+    // Spelled out here rather than taken from @subdata/runtime, so a wrong envelope there fails.
+    const listObject = (items: Uint8Array, nextPageToken: string) =>
+      `{"object":"list","data":${text(items)},"has_more":${nextPageToken !== ""},"next_cursor":${nextPageToken === "" ? "null" : JSON.stringify(nextPageToken)}}`;
+
+    it("subscriptions, every page, the last one with next_cursor null", async () => {
+      let pageToken = "";
+      do {
+        const items = await query.subscriptions.listSubscriptions({ merchantId, pageSize: 7, pageToken, renderPublicJson: true });
+        const whole = await query.subscriptions.listSubscriptions({ merchantId, pageSize: 7, pageToken, renderPublicJson: true, renderPublicList: true });
+        expect(whole.publicJson).toHaveLength(0);
+        expect(text(whole.publicListJson)).toBe(listObject(items.publicJson, whole.nextPageToken));
+        expect(whole.publicIds).toEqual(items.publicIds);
+        pageToken = whole.nextPageToken;
+      } while (pageToken !== "");
+    });
+
+    it("orders and charges, and their empty pages", async () => {
+      for (const subscriptionId of ["", "sub_none"]) {
+        const orderItems = await query.orders.listOrders({ merchantId, subscriptionId, pageSize: 2, renderPublicJson: true });
+        const orders = await query.orders.listOrders({ merchantId, subscriptionId, pageSize: 2, renderPublicJson: true, renderPublicList: true });
+        expect(orders.publicJson).toHaveLength(0);
+        expect(text(orders.publicListJson)).toBe(listObject(orderItems.publicJson, orders.nextPageToken));
+        expect(orders.publicIds).toEqual(orderItems.publicIds);
+      }
+      const chargeItems = await query.subscriptions.listCharges({ merchantId, subscriptionId: subscriptionIds[0]!, renderPublicJson: true });
+      const charges = await query.subscriptions.listCharges({
+        merchantId,
+        subscriptionId: subscriptionIds[0]!,
+        renderPublicJson: true,
+        renderPublicList: true,
+      });
+      expect(chargeItems.publicIds.length).toBeGreaterThan(0);
+      expect(charges.publicJson).toHaveLength(0);
+      expect(text(charges.publicListJson)).toBe(listObject(chargeItems.publicJson, charges.nextPageToken));
+    });
+
+    it("the feed: next_cursor never null, has_more as the page says, also at the head", async () => {
+      for (const start of [{ pageToken: "" }, { startAtHead: true }]) {
+        const items = await query.events.listEvents({ merchantId, ...start, renderPublicJson: true });
+        const whole = await query.events.listEvents({ merchantId, ...start, renderPublicJson: true, renderPublicList: true });
+        expect(whole.publicJson).toHaveLength(0);
+        expect(whole.nextPageToken).not.toBe("");
+        expect(text(whole.publicListJson)).toBe(
+          `{"object":"list","data":${text(items.publicJson)},"has_more":${whole.hasMore},"next_cursor":${JSON.stringify(whole.nextPageToken)}}`,
+        );
+      }
+    });
+  });
 });

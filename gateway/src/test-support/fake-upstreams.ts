@@ -16,7 +16,17 @@ import {
   SubscriptionStatus,
 } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { type ListSubscriptionsRequest, SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
-import { ErrorReason, errorWithReason, notFound, renderCharge, renderOrder, renderSubscription } from "@subdata/runtime";
+import {
+  ErrorReason,
+  errorWithReason,
+  notFound,
+  PUBLIC_LIST_START,
+  publicFeedEnd,
+  publicListEnd,
+  renderCharge,
+  renderOrder,
+  renderSubscription,
+} from "@subdata/runtime";
 import type { GatewayClients } from "../server.ts";
 
 /**
@@ -28,6 +38,17 @@ import type { GatewayClients } from "../server.ts";
  */
 
 const json = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+
+/**
+ * A rendered page as the query service answers it: the whole list object when the edge asks for it
+ * (render_public_list), the items alone otherwise or when the fake plays a query service older than
+ * that field (behaviour.itemsOnly).
+ */
+function renderedPage(items: unknown[], request: { renderPublicList: boolean }, itemsOnly: boolean | undefined, end: string) {
+  return request.renderPublicList && !itemsOnly
+    ? { publicListJson: Buffer.from(`${PUBLIC_LIST_START}${JSON.stringify(items)}${end}`) }
+    : { publicJson: json(items) };
+}
 
 export interface FakeKey {
   apiKeyId: string;
@@ -67,6 +88,8 @@ export interface FakeUpstreams {
     nextPageToken?: string;
     /** Answer typed even when asked for render_public_json, like a query service older than the gateway. */
     typedOnly?: boolean;
+    /** Answers a rendered page with its items alone, as a query service older than render_public_list. */
+    itemsOnly?: boolean;
   };
 }
 
@@ -192,7 +215,11 @@ export function createFakeUpstreams(): FakeUpstreams {
         const page = rows.slice(0, request.pageSize || 50);
         const nextPageToken = fake.behaviour.nextPageToken ?? "";
         if (!request.renderPublicJson || fake.behaviour.typedOnly) return { subscriptions: page, nextPageToken };
-        return { publicJson: json(page.map(renderSubscription)), publicIds: page.map((s) => s.id), nextPageToken };
+        return {
+          ...renderedPage(page.map(renderSubscription), request, fake.behaviour.itemsOnly, publicListEnd(nextPageToken)),
+          publicIds: page.map((s) => s.id),
+          nextPageToken,
+        };
       },
       getSubscription(request) {
         if (fake.behaviour.queryError) throw fake.behaviour.queryError;
@@ -208,7 +235,11 @@ export function createFakeUpstreams(): FakeUpstreams {
         const page = rows.slice(0, request.pageSize || 50);
         const nextPageToken = fake.behaviour.nextPageToken ?? "";
         if (!request.renderPublicJson || fake.behaviour.typedOnly) return { charges: page, nextPageToken };
-        return { publicJson: json(page.map(renderCharge)), publicIds: page.map((c) => c.id), nextPageToken };
+        return {
+          ...renderedPage(page.map(renderCharge), request, fake.behaviour.itemsOnly, publicListEnd(nextPageToken)),
+          publicIds: page.map((c) => c.id),
+          nextPageToken,
+        };
       },
     });
     // The feed answers empty pages here; its behaviour is tested against the real query service.
@@ -216,7 +247,8 @@ export function createFakeUpstreams(): FakeUpstreams {
       listEvents(request) {
         fake.listEventsCalls.push(request);
         if (fake.behaviour.queryError) throw fake.behaviour.queryError;
-        return { publicJson: json([]), publicIds: [], nextPageToken: fake.behaviour.nextPageToken ?? "feed_position", hasMore: false };
+        const nextPageToken = fake.behaviour.nextPageToken ?? "feed_position";
+        return { ...renderedPage([], request, fake.behaviour.itemsOnly, publicFeedEnd(nextPageToken, false)), publicIds: [], nextPageToken, hasMore: false };
       },
     });
     service(OrderService, {
@@ -229,7 +261,11 @@ export function createFakeUpstreams(): FakeUpstreams {
         const page = rows.slice(0, request.pageSize || 50);
         const nextPageToken = fake.behaviour.nextPageToken ?? "";
         if (!request.renderPublicJson || fake.behaviour.typedOnly) return { orders: page, nextPageToken };
-        return { publicJson: json(page.map(renderOrder)), publicIds: page.map((o) => o.id), nextPageToken };
+        return {
+          ...renderedPage(page.map(renderOrder), request, fake.behaviour.itemsOnly, publicListEnd(nextPageToken)),
+          publicIds: page.map((o) => o.id),
+          nextPageToken,
+        };
       },
     });
   });

@@ -10,6 +10,7 @@ import {
   type KeysetPosition,
   type PageTokenBinding,
   type PageTokenCodec,
+  publicFeedEnd,
   requireMerchantId,
 } from "@subdata/runtime";
 import type { ChangeNotifier } from "./change-notifier.ts";
@@ -22,7 +23,7 @@ import {
   MAX_EVENT_PAGE_SIZE,
   TYPE_FILTER_COMMIT_WINDOW,
 } from "./event-repository.ts";
-import { utf8 } from "./public-json.ts";
+import { pageJson } from "./public-json.ts";
 
 const DEFAULT_EVENT_PAGE_SIZE = 100;
 const MAX_WAIT_SECONDS = 30;
@@ -145,10 +146,11 @@ export function createEventService(deps: EventServiceDeps): ServiceImpl<typeof E
       if (request.startAtHead) {
         if (request.pageToken !== "") throw invalidArgument("page_token", "must be empty with start_at_head");
         const head = await deps.events.head(merchantId);
+        const headToken = deps.pageTokens.encode(binding, positionToToken({ position: head, seq: END_OF_COMMIT }));
         return create(ListEventsResponseSchema, {
-          nextPageToken: deps.pageTokens.encode(binding, positionToToken({ position: head, seq: END_OF_COMMIT })),
+          nextPageToken: headToken,
           hasMore: false,
-          ...(request.renderPublicJson ? { publicJson: utf8("[]") } : {}),
+          ...(request.renderPublicJson ? pageJson("[]", request.renderPublicList, publicFeedEnd(headToken, false)) : {}),
         });
       }
 
@@ -161,7 +163,7 @@ export function createEventService(deps: EventServiceDeps): ServiceImpl<typeof E
       const nextPageToken = deps.pageTokens.encode(binding, positionToToken(result.next));
       if (request.renderPublicJson) {
         return create(ListEventsResponseSchema, {
-          publicJson: utf8(`[${events.map(renderEventBody).join(",")}]`),
+          ...pageJson(`[${events.map(renderEventBody).join(",")}]`, request.renderPublicList, publicFeedEnd(nextPageToken, result.hasMore)),
           publicIds: events.map((event) => event.id),
           nextPageToken,
           hasMore: result.hasMore,

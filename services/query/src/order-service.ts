@@ -7,6 +7,7 @@ import {
   type PageTokenBinding,
   type PageTokenCodec,
   positionToCursor,
+  publicListEnd,
   requireMerchantId,
   resolvePageSize,
   splitPage,
@@ -14,7 +15,7 @@ import {
 import { ListOrdersResponseSchema, OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { orderMessage } from "./order-message.ts";
 import type { OrderRepository } from "./order-repository.ts";
-import { jsonArray, orderJson, utf8 } from "./public-json.ts";
+import { jsonArray, orderJson, pageJson } from "./public-json.ts";
 
 export interface OrderServiceDeps {
   orders: OrderRepository;
@@ -42,7 +43,7 @@ export function createOrderService(deps: OrderServiceDeps): ServiceImpl<typeof O
       const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
       if (request.renderPublicJson) {
         return create(ListOrdersResponseSchema, {
-          publicJson: utf8(jsonArray(page, orderJson)),
+          ...pageJson(jsonArray(page, orderJson), request.renderPublicList, publicListEnd(nextPageToken)),
           publicIds: page.map((row) => row.id),
           nextPageToken,
         });

@@ -1,4 +1,4 @@
-import { formatMinorUnits, pgTimestampToRfc3339Millis, pgTimestampToRfc3339MillisOrNull } from "@subdata/runtime";
+import { formatMinorUnits, PUBLIC_LIST_START, pgTimestampToRfc3339Millis, pgTimestampToRfc3339MillisOrNull } from "@subdata/runtime";
 import { OrderStatus } from "@subdata/proto/subdata/order/v1/order_pb";
 import { ChargeStatus, PlanInterval, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { chargeStatusFromDb, orderStatusFromDb, planIntervalFromDb, subscriptionStatusFromDb } from "./db-enums.ts";
@@ -93,4 +93,13 @@ export function jsonArray<T>(rows: readonly T[], render: (row: T) => string): st
 /** UTF-8 bytes for a response's public_json field. */
 export function utf8(text: string): Uint8Array {
   return Buffer.from(text, "utf8");
+}
+
+/**
+ * A rendered page's JSON: with render_public_list, the whole REST list object in public_list_json,
+ * `end` after the items (publicListEnd, publicFeedEnd), which the edge sends as it is; otherwise the
+ * items alone in public_json.
+ */
+export function pageJson(items: string, renderPublicList: boolean, end: string): { publicJson: Uint8Array } | { publicListJson: Uint8Array } {
+  return renderPublicList ? { publicListJson: utf8(`${PUBLIC_LIST_START}${items}${end}`) } : { publicJson: utf8(items) };
 }

@@ -8,6 +8,7 @@ import {
   type PageTokenBinding,
   type PageTokenCodec,
   positionToCursor,
+  publicListEnd,
   requireMerchantId,
   resolvePageSize,
   splitPage,
@@ -20,7 +21,7 @@ import {
 } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { subscriptionStatusToDb } from "./db-enums.ts";
 import type { ChargeRepository } from "./charge-repository.ts";
-import { chargeJson, jsonArray, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
+import { chargeJson, jsonArray, pageJson, subscriptionJson, subscriptionWithChargesJson, utf8 } from "./public-json.ts";
 import { chargeMessage, subscriptionMessage } from "./subscription-message.ts";
 import type { SubscriptionRepository } from "./subscription-repository.ts";
 
@@ -51,7 +52,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Servic
       const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
       if (request.renderPublicJson) {
         return create(ListSubscriptionsResponseSchema, {
-          publicJson: utf8(jsonArray(page, subscriptionJson)),
+          ...pageJson(jsonArray(page, subscriptionJson), request.renderPublicList, publicListEnd(nextPageToken)),
           publicIds: page.map((row) => row.id),
           nextPageToken,
         });
@@ -89,7 +90,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Servic
       const nextPageToken = next === null ? "" : deps.pageTokens.encode(binding, cursorToPosition(next));
       if (request.renderPublicJson) {
         return create(ListChargesResponseSchema, {
-          publicJson: utf8(jsonArray(page, chargeJson)),
+          ...pageJson(jsonArray(page, chargeJson), request.renderPublicList, publicListEnd(nextPageToken)),
           publicIds: page.map((row) => row.id),
           nextPageToken,
         });

@@ -32,6 +32,7 @@ export { createServiceTransport } from "./transport.ts";
 export { callerCredentialsFrom, type CallerCredentials, tokenSha256 } from "./service-credential.ts";
 export { type Caller, CALLERS, callerHashVariable, callerTokenVariable, RPC_ACCESS, renderRpcAccessTable } from "./rpc-access.ts";
 export { formatMinorUnits, minorUnitDigits } from "./money.ts";
+export { PUBLIC_LIST_START, publicFeedEnd, publicListEnd } from "./public-list.ts";
 export {
   previousAttributes,
   renderCharge,

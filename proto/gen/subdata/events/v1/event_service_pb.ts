@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/events/v1/event_service.proto.
  */
 export const file_subdata_events_v1_event_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVzdWJkYXRhL2V2ZW50cy92MS9ldmVudF9zZXJ2aWNlLnByb3RvEhFzdWJkYXRhLmV2ZW50cy52MSKnAQoRTGlzdEV2ZW50c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSDQoFdHlwZXMYBCADKAkSFAoMd2FpdF9zZWNvbmRzGAUgASgFEhUKDXN0YXJ0X2F0X2hlYWQYBiABKAgSGgoScmVuZGVyX3B1YmxpY19qc29uGAcgASgIIpgBChJMaXN0RXZlbnRzUmVzcG9uc2USLgoGZXZlbnRzGAEgAygLMh4uc3ViZGF0YS5ldmVudHMudjEuQ2hhbmdlRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCGhhc19tb3JlGAMgASgIEhMKC3B1YmxpY19qc29uGAQgASgMEhIKCnB1YmxpY19pZHMYBSADKAkybgoMRXZlbnRTZXJ2aWNlEl4KCkxpc3RFdmVudHMSJC5zdWJkYXRhLmV2ZW50cy52MS5MaXN0RXZlbnRzUmVxdWVzdBolLnN1YmRhdGEuZXZlbnRzLnYxLkxpc3RFdmVudHNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_subdata_events_v1_change_event]);
+  fileDesc("CiVzdWJkYXRhL2V2ZW50cy92MS9ldmVudF9zZXJ2aWNlLnByb3RvEhFzdWJkYXRhLmV2ZW50cy52MSLDAQoRTGlzdEV2ZW50c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSDQoFdHlwZXMYBCADKAkSFAoMd2FpdF9zZWNvbmRzGAUgASgFEhUKDXN0YXJ0X2F0X2hlYWQYBiABKAgSGgoScmVuZGVyX3B1YmxpY19qc29uGAcgASgIEhoKEnJlbmRlcl9wdWJsaWNfbGlzdBgIIAEoCCKyAQoSTGlzdEV2ZW50c1Jlc3BvbnNlEi4KBmV2ZW50cxgBIAMoCzIeLnN1YmRhdGEuZXZlbnRzLnYxLkNoYW5nZUV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghoYXNfbW9yZRgDIAEoCBITCgtwdWJsaWNfanNvbhgEIAEoDBISCgpwdWJsaWNfaWRzGAUgAygJEhgKEHB1YmxpY19saXN0X2pzb24YBiABKAwybgoMRXZlbnRTZXJ2aWNlEl4KCkxpc3RFdmVudHMSJC5zdWJkYXRhLmV2ZW50cy52MS5MaXN0RXZlbnRzUmVxdWVzdBolLnN1YmRhdGEuZXZlbnRzLnYxLkxpc3RFdmVudHNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_subdata_events_v1_change_event]);
 
 /**
  * ListEventsRequest selects one page of a merchant's change feed.
@@ -73,6 +73,15 @@ export type ListEventsRequest = Message<"subdata.events.v1.ListEventsRequest"> &
    * @generated from field: bool render_public_json = 7;
    */
   renderPublicJson: boolean;
+
+  /**
+   * For the REST edge, with render_public_json: the page comes as the whole REST list object in
+   * public_list_json instead of its items in public_json, so the edge sends those bytes as they are
+   * rather than copying them into its envelope.
+   *
+   * @generated from field: bool render_public_list = 8;
+   */
+  renderPublicList: boolean;
 };
 
 /**
@@ -124,6 +133,15 @@ export type ListEventsResponse = Message<"subdata.events.v1.ListEventsResponse">
    * @generated from field: repeated string public_ids = 5;
    */
   publicIds: string[];
+
+  /**
+   * Only when the request set render_public_list and render_public_json: the UTF-8 text of the whole
+   * REST feed page ({"object":"list","data":[…],"has_more":…,"next_cursor":…}, next_cursor never
+   * null), the events inside it as public_json would hold them; public_json is then empty.
+   *
+   * @generated from field: bytes public_list_json = 6;
+   */
+  publicListJson: Uint8Array;
 };
 
 /**

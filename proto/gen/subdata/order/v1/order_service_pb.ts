@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/order/v1/order_service.proto.
  */
 export const file_subdata_order_v1_order_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRzdWJkYXRhL29yZGVyL3YxL29yZGVyX3NlcnZpY2UucHJvdG8SEHN1YmRhdGEub3JkZXIudjEihAEKEUxpc3RPcmRlcnNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD3N1YnNjcmlwdGlvbl9pZBgEIAEoCRIaChJyZW5kZXJfcHVibGljX2pzb24YBSABKAgifwoSTGlzdE9yZGVyc1Jlc3BvbnNlEicKBm9yZGVycxgBIAMoCzIXLnN1YmRhdGEub3JkZXIudjEuT3JkZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3B1YmxpY19qc29uGAMgASgMEhIKCnB1YmxpY19pZHMYBCADKAkybAoMT3JkZXJTZXJ2aWNlElwKCkxpc3RPcmRlcnMSIy5zdWJkYXRhLm9yZGVyLnYxLkxpc3RPcmRlcnNSZXF1ZXN0GiQuc3ViZGF0YS5vcmRlci52MS5MaXN0T3JkZXJzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_subdata_order_v1_order]);
+  fileDesc("CiRzdWJkYXRhL29yZGVyL3YxL29yZGVyX3NlcnZpY2UucHJvdG8SEHN1YmRhdGEub3JkZXIudjEioAEKEUxpc3RPcmRlcnNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD3N1YnNjcmlwdGlvbl9pZBgEIAEoCRIaChJyZW5kZXJfcHVibGljX2pzb24YBSABKAgSGgoScmVuZGVyX3B1YmxpY19saXN0GAYgASgIIpkBChJMaXN0T3JkZXJzUmVzcG9uc2USJwoGb3JkZXJzGAEgAygLMhcuc3ViZGF0YS5vcmRlci52MS5PcmRlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLcHVibGljX2pzb24YAyABKAwSEgoKcHVibGljX2lkcxgEIAMoCRIYChBwdWJsaWNfbGlzdF9qc29uGAUgASgMMmwKDE9yZGVyU2VydmljZRJcCgpMaXN0T3JkZXJzEiMuc3ViZGF0YS5vcmRlci52MS5MaXN0T3JkZXJzUmVxdWVzdBokLnN1YmRhdGEub3JkZXIudjEuTGlzdE9yZGVyc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_subdata_order_v1_order]);
 
 /**
  * ListOrdersRequest selects one page of a merchant's orders.
@@ -56,6 +56,15 @@ export type ListOrdersRequest = Message<"subdata.order.v1.ListOrdersRequest"> & 
    * @generated from field: bool render_public_json = 5;
    */
   renderPublicJson: boolean;
+
+  /**
+   * For the REST edge, with render_public_json: the page comes as the whole REST list object in
+   * public_list_json instead of its items in public_json, so the edge sends those bytes as they are
+   * rather than copying them into its envelope.
+   *
+   * @generated from field: bool render_public_list = 6;
+   */
+  renderPublicList: boolean;
 };
 
 /**
@@ -100,6 +109,15 @@ export type ListOrdersResponse = Message<"subdata.order.v1.ListOrdersResponse"> 
    * @generated from field: repeated string public_ids = 4;
    */
   publicIds: string[];
+
+  /**
+   * Only when the request set render_public_list and render_public_json: the UTF-8 text of the whole
+   * REST list object ({"object":"list","data":[…],"has_more":…,"next_cursor":…}, next_cursor null on
+   * the last page), the items inside it as public_json would hold them; public_json is then empty.
+   *
+   * @generated from field: bytes public_list_json = 5;
+   */
+  publicListJson: Uint8Array;
 };
 
 /**

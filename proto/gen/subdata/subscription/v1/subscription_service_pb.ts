@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file subdata/subscription/v1/subscription_service.proto.
  */
 export const file_subdata_subscription_v1_subscription_service: GenFile = /*@__PURE__*/
-  fileDesc("CjJzdWJkYXRhL3N1YnNjcmlwdGlvbi92MS9zdWJzY3JpcHRpb25fc2VydmljZS5wcm90bxIXc3ViZGF0YS5zdWJzY3JpcHRpb24udjEirwEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRI7CgZzdGF0dXMYBCABKA4yKy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb25TdGF0dXMSGgoScmVuZGVyX3B1YmxpY19qc29uGAUgASgIIpsBChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEjwKDXN1YnNjcmlwdGlvbnMYASADKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3B1YmxpY19qc29uGAMgASgMEhIKCnB1YmxpY19pZHMYBCADKAkiYgoWR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAiABKAkSGgoScmVuZGVyX3B1YmxpY19qc29uGAMgASgIIp0BChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRI7CgxzdWJzY3JpcHRpb24YASABKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SMAoHY2hhcmdlcxgCIAMoCzIfLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkNoYXJnZRITCgtwdWJsaWNfanNvbhgDIAEoDCKFAQoSTGlzdENoYXJnZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD3N1YnNjcmlwdGlvbl9pZBgEIAEoCRIaChJyZW5kZXJfcHVibGljX2pzb24YBSABKAgiiQEKE0xpc3RDaGFyZ2VzUmVzcG9uc2USMAoHY2hhcmdlcxgBIAMoCzIfLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkNoYXJnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLcHVibGljX2pzb24YAyABKAwSEgoKcHVibGljX2lkcxgEIAMoCTKAAwoTU3Vic2NyaXB0aW9uU2VydmljZRJ/ChFMaXN0U3Vic2NyaXB0aW9ucxIxLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBoyLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiA5ACARJ5Cg9HZXRTdWJzY3JpcHRpb24SLy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0GjAuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2UiA5ACARJtCgtMaXN0Q2hhcmdlcxIrLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RDaGFyZ2VzUmVxdWVzdBosLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RDaGFyZ2VzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_subdata_subscription_v1_subscription]);
+  fileDesc("CjJzdWJkYXRhL3N1YnNjcmlwdGlvbi92MS9zdWJzY3JpcHRpb25fc2VydmljZS5wcm90bxIXc3ViZGF0YS5zdWJzY3JpcHRpb24udjEiywEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRI7CgZzdGF0dXMYBCABKA4yKy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb25TdGF0dXMSGgoScmVuZGVyX3B1YmxpY19qc29uGAUgASgIEhoKEnJlbmRlcl9wdWJsaWNfbGlzdBgGIAEoCCK1AQoZTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZRI8Cg1zdWJzY3JpcHRpb25zGAEgAygLMiUuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuU3Vic2NyaXB0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRITCgtwdWJsaWNfanNvbhgDIAEoDBISCgpwdWJsaWNfaWRzGAQgAygJEhgKEHB1YmxpY19saXN0X2pzb24YBSABKAwiYgoWR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAiABKAkSGgoScmVuZGVyX3B1YmxpY19qc29uGAMgASgIIp0BChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRI7CgxzdWJzY3JpcHRpb24YASABKAsyJS5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5TdWJzY3JpcHRpb24SMAoHY2hhcmdlcxgCIAMoCzIfLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkNoYXJnZRITCgtwdWJsaWNfanNvbhgDIAEoDCKhAQoSTGlzdENoYXJnZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhcKD3N1YnNjcmlwdGlvbl9pZBgEIAEoCRIaChJyZW5kZXJfcHVibGljX2pzb24YBSABKAgSGgoScmVuZGVyX3B1YmxpY19saXN0GAYgASgIIqMBChNMaXN0Q2hhcmdlc1Jlc3BvbnNlEjAKB2NoYXJnZXMYASADKAsyHy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5DaGFyZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3B1YmxpY19qc29uGAMgASgMEhIKCnB1YmxpY19pZHMYBCADKAkSGAoQcHVibGljX2xpc3RfanNvbhgFIAEoDDKAAwoTU3Vic2NyaXB0aW9uU2VydmljZRJ/ChFMaXN0U3Vic2NyaXB0aW9ucxIxLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBoyLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiA5ACARJ5Cg9HZXRTdWJzY3JpcHRpb24SLy5zdWJkYXRhLnN1YnNjcmlwdGlvbi52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0GjAuc3ViZGF0YS5zdWJzY3JpcHRpb24udjEuR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2UiA5ACARJtCgtMaXN0Q2hhcmdlcxIrLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RDaGFyZ2VzUmVxdWVzdBosLnN1YmRhdGEuc3Vic2NyaXB0aW9uLnYxLkxpc3RDaGFyZ2VzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_subdata_subscription_v1_subscription]);
 
 /**
  * ListSubscriptionsRequest selects one page of a merchant's subscriptions.
@@ -57,6 +57,15 @@ export type ListSubscriptionsRequest = Message<"subdata.subscription.v1.ListSubs
    * @generated from field: bool render_public_json = 5;
    */
   renderPublicJson: boolean;
+
+  /**
+   * For the REST edge, with render_public_json: the page comes as the whole REST list object in
+   * public_list_json instead of its items in public_json, so the edge sends those bytes as they are
+   * rather than copying them into its envelope.
+   *
+   * @generated from field: bool render_public_list = 6;
+   */
+  renderPublicList: boolean;
 };
 
 /**
@@ -102,6 +111,15 @@ export type ListSubscriptionsResponse = Message<"subdata.subscription.v1.ListSub
    * @generated from field: repeated string public_ids = 4;
    */
   publicIds: string[];
+
+  /**
+   * Only when the request set render_public_list and render_public_json: the UTF-8 text of the whole
+   * REST list object ({"object":"list","data":[…],"has_more":…,"next_cursor":…}, next_cursor null on
+   * the last page), the items inside it as public_json would hold them; public_json is then empty.
+   *
+   * @generated from field: bytes public_list_json = 5;
+   */
+  publicListJson: Uint8Array;
 };
 
 /**
@@ -225,6 +243,15 @@ export type ListChargesRequest = Message<"subdata.subscription.v1.ListChargesReq
    * @generated from field: bool render_public_json = 5;
    */
   renderPublicJson: boolean;
+
+  /**
+   * For the REST edge, with render_public_json: the page comes as the whole REST list object in
+   * public_list_json instead of its items in public_json, so the edge sends those bytes as they are
+   * rather than copying them into its envelope.
+   *
+   * @generated from field: bool render_public_list = 6;
+   */
+  renderPublicList: boolean;
 };
 
 /**
@@ -268,6 +295,15 @@ export type ListChargesResponse = Message<"subdata.subscription.v1.ListChargesRe
    * @generated from field: repeated string public_ids = 4;
    */
   publicIds: string[];
+
+  /**
+   * Only when the request set render_public_list and render_public_json: the UTF-8 text of the whole
+   * REST list object ({"object":"list","data":[…],"has_more":…,"next_cursor":…}, next_cursor null on
+   * the last page), the items inside it as public_json would hold them; public_json is then empty.
+   *
+   * @generated from field: bytes public_list_json = 5;
+   */
+  publicListJson: Uint8Array;
 };
 
 /**
