@@ -103,9 +103,10 @@ export function createEndpointRepository(db: Queryable): EndpointRepository {
            WHERE merchant_id = $1 AND id = $2
            RETURNING ${COLUMNS}
          ), cancelled AS (
+           -- "version IS NOT NULL": see the claim's group probe (delivery/claim-repository.ts).
            UPDATE webhook_deliveries d SET status = 'CANCELLED'
            FROM updated u
-           WHERE d.endpoint_id = u.id AND d.merchant_id = $1 AND d.status = 'PENDING' AND u.status = 'DISABLED'
+           WHERE d.endpoint_id = u.id AND d.merchant_id = $1 AND d.status = 'PENDING' AND d.version IS NOT NULL AND u.status = 'DISABLED'
          )
          SELECT * FROM updated`,
         [merchantId, id, changes.url ?? null, changes.description ?? null, changes.eventTypes ?? null, changes.status ?? null, DISABLED_BY_MERCHANT],

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from "@subdata/runtime";
+import type { Pool } from "@subdata/runtime";
 
 /**
  * The claim: which due deliveries a worker sends next. Only the head of each (endpoint, resource) —
@@ -25,8 +25,13 @@ import type { Pool, PoolClient } from "@subdata/runtime";
  * table and sorts it on every claim instead of taking the first rows of the due index.
  *
  * The claim statement, bounded work per call whatever the backlog:
- * - scan at most `scanLimit` due rows in (next_attempt_at, id) order (index webhook_deliveries_due);
- * - map each to its group's head with one probe of webhook_deliveries_pending_order;
+ * - scan at most `scanLimit` due rows in (next_attempt_at, id) order (index webhook_deliveries_due_scan,
+ *   whose predicate only this walk implies, so statistics taken before a backlog cannot send another
+ *   statement's probes through it: migration 20261130004000000_webhook_due_scan_index.sql);
+ * - map each to its group's head with one probe of webhook_deliveries_pending_order. The probes (here
+ *   and in the recorder's release) and the cancellations spell out "version IS NOT NULL", true of every
+ *   row, so that index can be narrowed to that predicate while this release runs and the walk is left
+ *   one index to choose (docs/decisions.md, "A partial index of pending deliveries per step");
  * - claim due heads, within each endpoint's and merchant's room, FOR UPDATE SKIP LOCKED; moving
  *   next_attempt_at forward by the lease is the claim (a worker that dies leaves a row that is
  *   due again after the lease, and no longer counted in flight: at-least-once);
@@ -114,13 +119,14 @@ export function createClaimRepository(pool: Pool): ClaimRepository {
  * BEGIN, the advisory lock that makes claims take turns across replicas, and the in-flight count, as
  * one simple query (no parameters): see the top of this file. Index-only on webhook_deliveries_in_flight.
  */
-const TAKE_TURN_AND_COUNT = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtextextended('subdata-webhook-claim', 0));
-SELECT f.merchant_id, f.endpoint_id, count(*)::int AS in_flight,
+const IN_FLIGHT_COUNT = `SELECT f.merchant_id, f.endpoint_id, count(*)::int AS in_flight,
        (SELECT ep.failing_since IS NOT NULL FROM webhook_endpoints ep WHERE ep.id = f.endpoint_id) AS failing
   FROM webhook_deliveries f
  WHERE f.status = 'PENDING' AND f.claimed_until IS NOT NULL AND f.claimed_until > now()
  GROUP BY f.merchant_id, f.endpoint_id`;
+const TAKE_TURN_AND_COUNT = `BEGIN;
+SELECT pg_advisory_xact_lock(hashtextextended('subdata-webhook-claim', 0));
+${IN_FLIGHT_COUNT}`;
 
 interface BusyRow {
   merchant_id: string;
@@ -136,7 +142,7 @@ async function claimDue(pool: Pool, options: ClaimOptions): Promise<ClaimResult>
   try {
     // A query of several statements answers with one result per statement; the count is the last.
     const results = (await client.query(TAKE_TURN_AND_COUNT)) as unknown as Array<{ rows: BusyRow[] }>;
-    result = await claimIn(client, options, results[results.length - 1]?.rows ?? []);
+    result = await client.query<ClaimRow>(CLAIM, claimParameters(options, results[results.length - 1]?.rows ?? []));
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
@@ -147,7 +153,8 @@ async function claimDue(pool: Pool, options: ClaimOptions): Promise<ClaimResult>
   return summarise(result.rows);
 }
 
-function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyRow[]): Promise<{ rows: ClaimRow[] }> {
+/** The claim statement's values: the options, and the in-flight count taken under the lock. */
+function claimParameters(options: ClaimOptions, busy: readonly BusyRow[]): unknown[] {
   const fullEndpoints = new Set(options.fullEndpointIds);
   const merchantInFlight = new Map<string, number>();
   for (const row of busy) {
@@ -161,8 +168,23 @@ function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyR
   const fullMerchants = [...merchantInFlight]
     .filter(([, inFlight]) => options.merchantCap - inFlight < claimBatch(options.merchantCap))
     .map(([merchantId]) => merchantId);
-  return client.query<ClaimRow>(
-    `WITH busy AS (
+  return [
+    options.limit,
+    options.healthyCap,
+    options.failingCap,
+    Math.round(options.leaseMs),
+    [...fullEndpoints],
+    options.scanLimit,
+    options.merchantCap,
+    busy.map((row) => row.endpoint_id),
+    busy.map((row) => row.in_flight),
+    [...merchantInFlight.keys()],
+    [...merchantInFlight.values()],
+    fullMerchants,
+  ];
+}
+
+const CLAIM = `WITH busy AS (
        -- Counted under the lock, just before this statement (see the top of this file).
        SELECT * FROM unnest($8::text[], $9::int[]) AS b (endpoint_id, in_flight)
      ), busy_merchants AS (
@@ -180,7 +202,8 @@ function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyR
         CROSS JOIN LATERAL (
               SELECT p.id, p.next_attempt_at
                 FROM webhook_deliveries p
-               WHERE p.endpoint_id = scan.endpoint_id AND p.resource_id = scan.resource_id AND p.status = 'PENDING'
+               WHERE p.endpoint_id = scan.endpoint_id AND p.resource_id = scan.resource_id
+                 AND p.status = 'PENDING' AND p.version IS NOT NULL
                ORDER BY p.version, p.id
                LIMIT 1) AS head
      ), due_heads AS (
@@ -253,23 +276,7 @@ function claimIn(client: PoolClient, options: ClaimOptions, busy: readonly BusyR
      SELECT claimed.*, NULL::int AS deferred, NULL::int AS scanned FROM claimed
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-            (SELECT count(*) FROM deferred)::int, (SELECT count(*) FROM scan)::int`,
-    [
-      options.limit,
-      options.healthyCap,
-      options.failingCap,
-      Math.round(options.leaseMs),
-      [...fullEndpoints],
-      options.scanLimit,
-      options.merchantCap,
-      busy.map((row) => row.endpoint_id),
-      busy.map((row) => row.in_flight),
-      [...merchantInFlight.keys()],
-      [...merchantInFlight.values()],
-      fullMerchants,
-    ],
-  );
-}
+            (SELECT count(*) FROM deferred)::int, (SELECT count(*) FROM scan)::int`;
 
 function summarise(rows: readonly ClaimRow[]): ClaimResult {
   const claimed: ClaimedDelivery[] = [];
@@ -318,3 +325,6 @@ interface ClaimRow {
   deferred: number | null;
   scanned: number | null;
 }
+
+/** The statements' SQL and values, for tests that EXPLAIN them as the claim runs them. */
+export const claimStatements = { inFlightCount: IN_FLIGHT_COUNT, claim: CLAIM, claimParameters };

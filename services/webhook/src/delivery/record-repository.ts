@@ -137,7 +137,9 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
                  OR (ep.id = ANY ($2::text[]) AND ep.failing_since <= now() - $5::bigint * interval '1 millisecond'))
          RETURNING ep.id, ep.disabled_reason AS reason
        ), cancelled AS (
-         UPDATE webhook_deliveries d SET status = 'CANCELLED' FROM off WHERE d.endpoint_id = off.id AND d.status = 'PENDING'
+         -- "version IS NOT NULL": see the claim's group probe (claim-repository.ts).
+         UPDATE webhook_deliveries d SET status = 'CANCELLED'
+           FROM off WHERE d.endpoint_id = off.id AND d.status = 'PENDING' AND d.version IS NOT NULL
          RETURNING 1
        )
        SELECT off.id, off.reason, (SELECT count(*) FROM cancelled) AS cancelled FROM off`,
@@ -163,17 +165,21 @@ async function recordIn(client: PoolClient, attempts: readonly FinishedAttempt[]
  * older version pending again) keeps its retry time, and waits at most until then.
  */
 async function releaseNextHeads(client: PoolClient, finished: readonly ClaimedDelivery[]): Promise<void> {
-  await client.query(
-    // "status::text", "next_attempt_at - now() > 0": no partial index or time range applies, so the
-    // planner cannot choose to walk every pending row instead of the primary key (stale statistics).
-    `UPDATE webhook_deliveries s SET next_attempt_at = now()
+  await client.query(RELEASE_NEXT_HEADS, unnestColumns(finished, [(d) => d.endpointId, (d) => d.resourceId]));
+}
+
+// The probe is the claim's group probe, "version IS NOT NULL" included (claim-repository.ts); for the
+// updated row, "status::text" and "next_attempt_at - now() > 0" let no partial index or time range
+// apply, so the planner cannot choose to walk every pending row instead of the primary key (statistics
+// taken before a backlog).
+const RELEASE_NEXT_HEADS = `UPDATE webhook_deliveries s SET next_attempt_at = now()
        FROM unnest($1::text[], $2::text[]) AS g (endpoint_id, resource_id)
       CROSS JOIN LATERAL (
             SELECT n.id FROM webhook_deliveries n
-             WHERE n.endpoint_id = g.endpoint_id AND n.resource_id = g.resource_id AND n.status = 'PENDING'
+             WHERE n.endpoint_id = g.endpoint_id AND n.resource_id = g.resource_id AND n.status = 'PENDING' AND n.version IS NOT NULL
              ORDER BY n.version, n.id
              LIMIT 1) AS next
-      WHERE s.id = next.id AND s.status::text = 'PENDING' AND s.attempt_count = 0 AND s.next_attempt_at - now() > interval '0'`,
-    unnestColumns(finished, [(d) => d.endpointId, (d) => d.resourceId]),
-  );
-}
+      WHERE s.id = next.id AND s.status::text = 'PENDING' AND s.attempt_count = 0 AND s.next_attempt_at - now() > interval '0'`;
+
+/** The release's SQL, for tests that EXPLAIN it. */
+export const recordStatements = { releaseNextHeads: RELEASE_NEXT_HEADS };

@@ -1,0 +1,45 @@
+/** The scans of an EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) plan, and what each read. */
+
+export interface PlanNode {
+  "Node Type": string;
+  "Plan Rows": number;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Actual Rows": number;
+  "Actual Loops": number;
+  "Rows Removed by Filter"?: number;
+  "Rows Removed by Index Recheck"?: number;
+  "Shared Hit Blocks": number;
+  "Shared Read Blocks": number;
+  Plans?: PlanNode[];
+}
+
+const SCANS = new Set(["Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Index Scan", "Bitmap Heap Scan", "Tid Scan"]);
+
+export interface Scan {
+  scan: string;
+  /** Rows read over all its loops, returned or filtered out. */
+  rows: number;
+  loops: number;
+  /** Buffers touched: index entries an index scan steps over without returning them show only here. */
+  blocks: number;
+}
+
+const blocksOf = (node: PlanNode) => node["Shared Hit Blocks"] + node["Shared Read Blocks"];
+
+/** Each scan of the plan. */
+export function scans(node: PlanNode, into: Scan[] = []): Scan[] {
+  if (SCANS.has(node["Node Type"])) {
+    const perLoop = node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0);
+    const on = node["Index Name"] ? `${node["Relation Name"] ?? ""} using ${node["Index Name"]}` : node["Relation Name"];
+    into.push({
+      scan: `${node["Node Type"]} on ${on}`,
+      rows: Math.round(perLoop * node["Actual Loops"]),
+      loops: node["Actual Loops"],
+      // A node's buffers include those of the subplans it runs (an order's line items): its own are the rest.
+      blocks: blocksOf(node) - (node.Plans ?? []).reduce((sum, child) => sum + blocksOf(child), 0),
+    });
+  }
+  for (const child of node.Plans ?? []) scans(child, into);
+  return into;
+}
