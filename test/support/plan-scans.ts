@@ -8,6 +8,7 @@ export interface PlanNode {
   "Actual Rows": number;
   "Actual Loops": number;
   "Rows Removed by Filter"?: number;
+  "Rows Removed by Join Filter"?: number;
   "Rows Removed by Index Recheck"?: number;
   "Shared Hit Blocks": number;
   "Shared Read Blocks": number;
@@ -42,4 +43,23 @@ export function scans(node: PlanNode, into: Scan[] = []): Scan[] {
   }
   for (const child of node.Plans ?? []) scans(child, into);
   return into;
+}
+
+/** A node of the plan, any kind (joins and CTE scans too), and the rows it handled over all its loops. */
+export interface Handled {
+  node: string;
+  /** Rows returned or filtered out (a join's pairs it tried and dropped included), over all loops. */
+  rows: number;
+}
+
+/** The node that handled the most rows: a join of two sides that each look like one row shows here. */
+export function busiestNode(node: PlanNode): Handled {
+  const own =
+    node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Join Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0);
+  let busiest: Handled = { node: `${node["Node Type"]}${node["Relation Name"] ? ` on ${node["Relation Name"]}` : ""}`, rows: Math.round(own * node["Actual Loops"]) };
+  for (const child of node.Plans ?? []) {
+    const candidate = busiestNode(child);
+    if (candidate.rows > busiest.rows) busiest = candidate;
+  }
+  return busiest;
 }
