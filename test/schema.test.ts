@@ -43,6 +43,23 @@ describe("the schema", () => {
     expect(noop.rows[0].version).toBe(before.rows[0].version);
   });
 
+  it("runs the capture triggers' helpers as PL/pgSQL, whose plans last the session", async () => {
+    // A LANGUAGE sql helper that cannot be inlined is parsed and planned again at every trigger call:
+    // it made capture nearly twice as slow (migration 20261130005000000_capture_snapshots_plpgsql.sql).
+    const { rows } = await admin.query<{ name: string; language: string }>(
+      `SELECT p.proname AS name, l.lanname AS language
+         FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+        WHERE p.pronamespace = 'public'::regnamespace
+          AND (p.proname IN ('subdata_record_change', 'subdata_changed_columns') OR p.proname LIKE 'subdata\\_%\\_snapshot')
+        ORDER BY p.proname`,
+    );
+    expect(rows).toEqual(
+      ["subdata_changed_columns", "subdata_charge_snapshot", "subdata_order_snapshot", "subdata_record_change", "subdata_subscription_snapshot"].map(
+        (name) => ({ name, language: "plpgsql" }),
+      ),
+    );
+  });
+
   it("lets the query role read", async () => {
     const result = await asQueryRole.query("SELECT id FROM subscriptions WHERE id = $1", [subscriptionId]);
     expect(result.rowCount).toBe(1);
