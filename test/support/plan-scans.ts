@@ -56,7 +56,10 @@ export interface Handled {
 export function busiestNode(node: PlanNode): Handled {
   const own =
     node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Join Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0);
-  let busiest: Handled = { node: `${node["Node Type"]}${node["Relation Name"] ? ` on ${node["Relation Name"]}` : ""}`, rows: Math.round(own * node["Actual Loops"]) };
+  let busiest: Handled = {
+    node: `${node["Node Type"]}${node["Relation Name"] ? ` on ${node["Relation Name"]}` : ""}`,
+    rows: Math.round(own * node["Actual Loops"]),
+  };
   for (const child of node.Plans ?? []) {
     const candidate = busiestNode(child);
     if (candidate.rows > busiest.rows) busiest = candidate;
