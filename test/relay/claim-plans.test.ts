@@ -1,7 +1,7 @@
 import { outboxStatements } from "../../services/relay/src/outbox-repository.ts";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { busiestNode, type PlanNode } from "../support/plan-scans.ts";
+import { busiestNode, explainRolledBack } from "../support/plan-scans.ts";
 import { createTestDatabase, type TestDatabase } from "../support/test-database.ts";
 import { createMerchant } from "./support.ts";
 
@@ -81,16 +81,10 @@ describe("the relay's claim with statistics taken while the outbox was drained",
         await thisRound.query("ROLLBACK");
       }
 
-      await thisRound.query("BEGIN");
-      try {
-        const { rows } = await thisRound.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${outboxStatements.claim}`, [BATCH]);
-        const plan = (rows[0]["QUERY PLAN"] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-        const busiest = busiestNode(plan);
-        // The pending rows: read once to claim, once to find what is held elsewhere.
-        expect(busiest.rows, `${busiest.node} handled ${busiest.rows} rows`).toBeLessThanOrEqual(2 * (HELD + BATCH));
-      } finally {
-        await thisRound.query("ROLLBACK");
-      }
+      const explained = await explainRolledBack(thisRound, outboxStatements.claim, [BATCH]);
+      const busiest = busiestNode(explained.Plan);
+      // The pending rows: read once to claim, once to find what is held elsewhere.
+      expect(busiest.rows, `${busiest.node} handled ${busiest.rows} rows`).toBeLessThanOrEqual(2 * (HELD + BATCH));
     } finally {
       await otherRound.query("ROLLBACK").catch(() => {});
       await otherRound.end();

@@ -1,3 +1,5 @@
+import type { ClientBase } from "pg";
+
 /** The scans of an EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) plan, and what each read. */
 
 export interface PlanNode {
@@ -65,4 +67,27 @@ export function busiestNode(node: PlanNode): Handled {
     if (candidate.rows > busiest.rows) busiest = candidate;
   }
   return busiest;
+}
+
+/** One statement's EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON). */
+export interface Explained {
+  Plan: PlanNode;
+  /** Present when the statement was JIT-compiled. */
+  JIT?: unknown;
+}
+
+/**
+ * EXPLAIN ANALYZEs `sql` with `values` on `client` in a transaction of its own, after `settings` (the SET
+ * LOCAL statements the service's transaction runs, if any), and rolls it back: the statement really runs,
+ * and nothing it writes stays.
+ */
+export async function explainRolledBack(client: Pick<ClientBase, "query">, sql: string, values: unknown[] = [], settings?: string): Promise<Explained> {
+  await client.query("BEGIN");
+  try {
+    if (settings !== undefined) await client.query(settings);
+    const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, values);
+    return (rows[0]["QUERY PLAN"] as Explained[])[0]!;
+  } finally {
+    await client.query("ROLLBACK");
+  }
 }

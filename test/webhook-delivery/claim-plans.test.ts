@@ -1,9 +1,8 @@
-import type { PoolClient } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import { claimStatements } from "../../services/webhook/src/delivery/claim-repository.ts";
 import { recordStatements } from "../../services/webhook/src/delivery/record-repository.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
-import { type PlanNode, scans } from "../support/plan-scans.ts";
+import { explainRolledBack, type PlanNode, scans } from "../support/plan-scans.ts";
 
 /**
  * The claim's statements read rows in proportion to their window, not to the backlog, whatever the
@@ -25,12 +24,6 @@ const WINDOW = 512;
 /** Each scanned row's group has at most VERSIONS pending rows: no scan needs more than this. */
 const MOST_ROWS = WINDOW * VERSIONS;
 
-interface Explained {
-  Plan: PlanNode;
-  /** Present when the statement was JIT-compiled. */
-  JIT?: unknown;
-}
-
 /** The delivered rows the statistics are taken on. */
 const STATISTICS = [
   { taken: "on delivered rows", history: 2_000 },
@@ -39,17 +32,6 @@ const STATISTICS = [
 
 describe.each(STATISTICS)("the claim's plans with statistics taken $taken before a backlog", ({ history }) => {
   const h = useDeliveryHarness("plans");
-
-  async function explain(client: PoolClient, settings: string | null, sql: string, values: unknown[] = []): Promise<Explained> {
-    await client.query("BEGIN");
-    try {
-      if (settings !== null) await client.query(settings);
-      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, values);
-      return (rows[0]["QUERY PLAN"] as Explained[])[0]!;
-    } finally {
-      await client.query("ROLLBACK");
-    }
-  }
 
   const largestScan = (plan: PlanNode) => scans(plan).reduce((most, scan) => (scan.rows > most.rows ? scan : most), { scan: "none", rows: 0 });
 
@@ -88,15 +70,15 @@ describe.each(STATISTICS)("the claim's plans with statistics taken $taken before
 
     const client = await h.pool.connect();
     try {
-      const count = await explain(client, claimStatements.settings, claimStatements.inFlightCount);
+      const count = await explainRolledBack(client, claimStatements.inFlightCount, [], claimStatements.settings);
       const options = { limit: CAP, healthyCap: CAP, failingCap: 4, merchantCap: CAP, fullEndpointIds: [], leaseMs: 30_000, scanLimit: WINDOW };
-      const claim = await explain(client, claimStatements.settings, claimStatements.claim, claimStatements.claimParameters(options, []));
+      const claim = await explainRolledBack(client, claimStatements.claim, claimStatements.claimParameters(options, []), claimStatements.settings);
       // A recorder's batch: the heads of a cap's worth of groups finished.
       const { rows: heads } = await client.query<{ resource_id: string }>(
         "SELECT DISTINCT resource_id FROM webhook_deliveries WHERE status = 'PENDING' LIMIT $1",
         [CAP],
       );
-      const release = await explain(client, null, recordStatements.releaseNextHeads, [heads.map(() => endpoint.id), heads.map((row) => row.resource_id)]);
+      const release = await explainRolledBack(client, recordStatements.releaseNextHeads, [heads.map(() => endpoint.id), heads.map((row) => row.resource_id)]);
 
       // The claim claimed a full cap (and its summary row): the event lookups ran for each delivery.
       expect(claim.Plan["Actual Rows"]).toBe(CAP + 1);
