@@ -5,6 +5,7 @@ import { type ChangeEventRow, changeEventFromRow, connectNats, subscriptionEvent
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiLoad } from "./api-load.ts";
+import { claimBatch } from "../../services/webhook/src/delivery/claim-repository.ts";
 import { startFaultProxy, type FaultMode, type FaultProxy } from "./fault-proxy.ts";
 import { figures, outOfOrder, renderTable, settle, type ScenarioFigures } from "./ledger.ts";
 import { alwaysOk, startFaultReceiver, type Behaviour, type FaultReceiver } from "./receiver.ts";
@@ -366,7 +367,16 @@ describe("fault suite", () => {
     async () => {
       // The other merchant: one healthy endpoint, timed alone before and after the slow merchant's
       // burst (under the same read load as the scenario's) and beside it, the same number of changes
-      // each way, so the host's own hiccups weigh alike on both figures.
+      // each way, so the host's own hiccups weigh alike on both figures. 800 each way, one every 20 ms:
+      // a p99 of 400 is the fourth-slowest change, which a quiet or a busy few seconds of a shared host
+      // moved by half either way (docs/reliability.md).
+      const TIMED = 800;
+      const SPACING_MS = 20;
+      // The merchant cap of the suite's replica (half of its 256 slots). Above its batch, every claim
+      // leaves the slow merchant out as it does at the cap: it is claimed for again only once half of
+      // its cap is free, so between waves it holds anything from just over half of its cap to all of it.
+      const MERCHANT_CAP = 128;
+      const HELD = MERCHANT_CAP - claimBatch(MERCHANT_CAP) + 1;
       const otherReceiver: FaultReceiver = await startFaultReceiver();
       const slowInFlight = async (merchantId: string) =>
         (
@@ -381,7 +391,7 @@ describe("fault suite", () => {
         const alone = async () => {
           const readers = startApiLoad(stack, other);
           try {
-            return await measureChangeLatencies(stack, other, otherReceiver, 200);
+            return await measureChangeLatencies(stack, other, otherReceiver, TIMED / 2, SPACING_MS);
           } finally {
             await readers.stop();
           }
@@ -397,16 +407,15 @@ describe("fault suite", () => {
           settleMs: 180_000,
           async act({ tenant }) {
             await produceChanges(stack, tenant, 30);
-            // The slow merchant holds (nearly) its cap of slots before the other merchant's changes start.
+            // The slow merchant holds more than its batch before the other merchant's changes start.
             const deadline = Date.now() + 30_000;
             for (;;) {
               inFlight.before = await slowInFlight(tenant.merchantId);
-              if (inFlight.before >= 100 || Date.now() > deadline) break;
+              if (inFlight.before >= HELD || Date.now() > deadline) break;
               await pause(100);
             }
-            // Sampled throughout, not once at the end: the slow merchant's room comes back in batches (it is
-            // claimed for again once half of its cap is free), so at the moment a wave of its POSTs is being
-            // recorded it may hold anything down to half of its cap, or less, for a moment.
+            // Sampled throughout, not once at the end: at the moment a wave of its POSTs is being recorded
+            // it may hold less, down to none, for a moment.
             let timing = true;
             const sampling = (async () => {
               while (timing) {
@@ -415,7 +424,7 @@ describe("fault suite", () => {
               }
             })();
             try {
-              loaded = await measureChangeLatencies(stack, other, otherReceiver, 400);
+              loaded = await measureChangeLatencies(stack, other, otherReceiver, TIMED, SPACING_MS);
             } finally {
               timing = false;
               await sampling;
@@ -429,9 +438,10 @@ describe("fault suite", () => {
         console.log(
           `\nfair delivery: the slow merchant held ${inFlight.before} deliveries in flight when the timing began and during it a median of ${p(inFlight.during, 0.5)} (min ${Math.min(...inFlight.during)}, over ${inFlight.during.length} samples); the other merchant's change → delivery over ${unloaded.length} changes each: alone ${line(unloaded)}; beside the slow merchant ${line(loaded)}\n`,
         );
-        // The slow merchant held its slots through the loaded timing (half of the samples or more at 100+).
-        expect(inFlight.before).toBeGreaterThanOrEqual(100);
-        expect(p(inFlight.during, 0.5)).toBeGreaterThanOrEqual(100);
+        // The slow merchant held its slots through the loaded timing (half of the samples or more above its batch).
+        expect(inFlight.before).toBeGreaterThanOrEqual(HELD);
+        expect(p(inFlight.during, 0.5)).toBeGreaterThanOrEqual(HELD);
+        expect(Math.max(...inFlight.during)).toBeLessThanOrEqual(MERCHANT_CAP);
         expect(loaded).toHaveLength(unloaded.length);
         expect(p(loaded, 0.99)).toBeLessThanOrEqual(2 * p(unloaded, 0.99));
       } finally {
