@@ -3,9 +3,11 @@ import { toBinary } from "@bufbuild/protobuf";
 import { jetstream } from "@nats-io/jetstream";
 import { type ChangeEventRow, changeEventFromRow, connectNats, subscriptionEventFromChangeEvent } from "@subdata/events";
 import { SubscriptionEventSchema } from "@subdata/proto/subdata/events/v1/subscription_event_pb";
+import { loadConfig } from "@subdata/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiLoad } from "./api-load.ts";
 import { claimBatch } from "../../services/webhook/src/delivery/claim-repository.ts";
+import { deliveryPipelineConfigShape, inFlightCaps } from "../../services/webhook/src/pipeline-config.ts";
 import { startFaultProxy, type FaultMode, type FaultProxy } from "./fault-proxy.ts";
 import { figures, outOfOrder, renderTable, settle, type ScenarioFigures } from "./ledger.ts";
 import { alwaysOk, startFaultReceiver, type Behaviour, type FaultReceiver } from "./receiver.ts";
@@ -372,10 +374,11 @@ describe("fault suite", () => {
       // moved by half either way (docs/reliability.md).
       const TIMED = 800;
       const SPACING_MS = 20;
-      // The merchant cap of the suite's replica (half of its 256 slots). Above its batch, every claim
-      // leaves the slow merchant out as it does at the cap: it is claimed for again only once half of
-      // its cap is free, so between waves it holds anything from just over half of its cap to all of it.
-      const MERCHANT_CAP = 128;
+      // The merchant cap of the suite's replica: the service's default, as the stack sets no cap. Above
+      // its batch, every claim leaves the slow merchant out as it does at the cap: it is claimed for again
+      // only once half of its cap is free, so between waves it holds anything from just over half of its
+      // cap to all of it.
+      const MERCHANT_CAP = inFlightCaps(loadConfig(deliveryPipelineConfigShape, {})).perMerchant;
       const HELD = MERCHANT_CAP - claimBatch(MERCHANT_CAP) + 1;
       const otherReceiver: FaultReceiver = await startFaultReceiver();
       const slowInFlight = async (merchantId: string) =>
