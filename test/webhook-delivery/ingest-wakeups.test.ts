@@ -14,7 +14,10 @@ import { newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness
 describe("ingest's wake-ups", () => {
   const h = useDeliveryHarness("wakeups");
 
-  /** Stores `count` events of new subscriptions of the merchant as the ingest leader does; returns what ingest said and the NOTIFY payload that followed. */
+  /**
+   * Stores `count` events of new subscriptions of the merchant as the ingest leader does; returns what
+   * ingest said, the NOTIFY payload that followed and the statements ingest sent, in order.
+   */
   async function storeAndListen(merchantId: string, count: number) {
     const listener = await h.admin.connect();
     const payloads: string[] = [];
@@ -31,9 +34,16 @@ describe("ingest's wake-ups", () => {
       await h.admin.query("INSERT INTO webhook_ingest_leases (name, holder, epoch, expires_at) VALUES ($1, 'test', 1, now() + interval '1 minute')", [
         lease.name,
       ]);
-      const stored = await ingestEventsFenced(h.pool, events, lease);
+      const statements: string[] = [];
+      const recording = {
+        query: ((text: string, values?: unknown[]) => {
+          statements.push(text);
+          return h.pool.query(text, values);
+        }) as typeof h.pool.query,
+      };
+      const stored = await ingestEventsFenced(recording, events, lease);
       await waitFor("the batch's notification", () => payloads.length > 0);
-      return { stored, payload: payloads[0]! };
+      return { stored, payload: payloads[0]!, statements };
     } finally {
       await listener.query(`UNLISTEN ${DELIVERY_CHANNEL}`);
       listener.release();
@@ -51,6 +61,38 @@ describe("ingest's wake-ups", () => {
     expect(stored).toMatchObject({ renewed: true, created: 6 });
     expect([...stored.endpointIds].sort()).toEqual(ids);
     expect(endpointsOfWakeup(payload)?.sort()).toEqual(ids);
+  });
+
+  it("are sent after the rows committed, in a transaction of their own that does not wait for its WAL flush", async () => {
+    // Postgres holds one database-wide lock from a notifying transaction's commit record until it is
+    // flushed: in the insert's transaction, every batch would commit in turn with every captured write.
+    const merchantId = await h.fixtures.merchant();
+    await h.createEndpoint({ merchantId, url: "http://127.0.0.1:9/a" });
+    const { stored, statements } = await storeAndListen(merchantId, 2);
+    expect(stored.created).toBe(2);
+    expect(statements).toHaveLength(2);
+    expect(statements[0]).toContain("INSERT INTO webhook_deliveries");
+    expect(statements[0]).not.toMatch(/notify/i);
+    expect(statements[1]).toMatch(/set_config\('synchronous_commit', 'off', true\).*pg_notify/s);
+  });
+
+  it("are not sent when the batch created no delivery (a redelivered batch)", async () => {
+    const merchantId = await h.fixtures.merchant();
+    const statements: string[] = [];
+    const recording = {
+      query: ((text: string, values?: unknown[]) => {
+        statements.push(text);
+        return h.pool.query(text, values);
+      }) as typeof h.pool.query,
+    };
+    const lease = { name: `wakeups/${newSubscriptionId()}`, epoch: 1n, ttlMs: 60_000 };
+    await h.admin.query("INSERT INTO webhook_ingest_leases (name, holder, epoch, expires_at) VALUES ($1, 'test', 1, now() + interval '1 minute')", [
+      lease.name,
+    ]);
+    const event = renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 })));
+    // No endpoint: nothing to deliver, so nothing to wake anyone for.
+    expect(await ingestEventsFenced(recording, [event], lease)).toMatchObject({ renewed: true, created: 0, endpointIds: [] });
+    expect(statements).toHaveLength(1);
   });
 
   it("name none in the payload beyond 100 endpoints (it holds 8,000 bytes), which wakes workers for any endpoint", async () => {

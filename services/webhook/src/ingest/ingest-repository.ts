@@ -28,11 +28,11 @@ export interface IngestedEvent extends RenderedEvent {
 
 /**
  * Stores a batch of events in the given (stream) order and one delivery per enabled endpoint of each
- * event's merchant that wants its type, in one statement: one transaction, one round trip, one NOTIFY
- * (only if deliveries were created). Deliveries are made only for events this statement inserted, so
- * a redelivered event adds nothing — not even for an endpoint created since the event was first
- * stored, which must not receive an old version after newer ones. Returns how many deliveries were
- * created.
+ * event's merchant that wants its type, in one statement (one transaction), then one NOTIFY (only if
+ * deliveries were created; notifyDeliveries). Deliveries are made only for events this statement
+ * inserted, so a redelivered event adds nothing — not even for an endpoint created since the event was
+ * first stored, which must not receive an old version after newer ones. Returns how many deliveries
+ * were created.
  */
 async function ingestEvents(db: Queryable, events: readonly IngestedEvent[]): Promise<number> {
   return (await storeEvents(db, events, undefined)).created;
@@ -95,13 +95,8 @@ async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fenc
        RETURNING endpoint_id
      ), endpoints AS (
        SELECT array_agg(DISTINCT endpoint_id) AS ids FROM deliveries
-     ), notified AS (
-       -- The endpoints in the payload: a worker holding back claims for a busy endpoint need not walk
-       -- its due rows again for rows of that same endpoint (delivery-worker.ts).
-       SELECT pg_notify('${DELIVERY_CHANNEL}', CASE WHEN cardinality(ids) <= ${NOTIFIED_ENDPOINTS_MAX} THEN array_to_string(ids, ',') ELSE '' END)
-         FROM endpoints WHERE ids IS NOT NULL
      )
-     SELECT (SELECT count(*) FROM deliveries)::int AS created, (SELECT count(*) FROM notified)::int AS notified,
+     SELECT (SELECT count(*) FROM deliveries)::int AS created,
             (SELECT count(*) FROM lease)::int AS renewed, (SELECT coalesce(ids, '{}') FROM endpoints) AS endpoint_ids`,
     [
       ...unnestColumns(events, [
@@ -118,7 +113,26 @@ async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fenc
     ],
   );
   const row = result.rows[0];
-  return { renewed: (row?.renewed ?? 0) > 0, created: row?.created ?? 0, endpointIds: row?.endpoint_ids ?? [] };
+  const stored = { renewed: (row?.renewed ?? 0) > 0, created: row?.created ?? 0, endpointIds: row?.endpoint_ids ?? [] };
+  if (stored.endpointIds.length > 0) await notifyDeliveries(db, stored.endpointIds);
+  return stored;
+}
+
+/**
+ * Wakes the workers of every replica for new rows of these endpoints, after the rows committed, in a
+ * transaction of its own that commits without waiting for its WAL flush. Postgres serialises the
+ * commits of all transactions that notify (one database-wide lock from before the commit record until
+ * it is flushed): sent in the insert's transaction, each batch's commit would wait for, and hold back,
+ * every merchant write that change capture records (they notify too), one flush at a time. A
+ * notification is not durable anyway; a crash that loses one costs at most the workers' poll
+ * interval. A wake-up that fails fails the call as an insert would: the batch comes back, adds nothing,
+ * and the workers' poll finds the rows already stored. The endpoints ride in the payload: a worker
+ * holding back claims for a busy endpoint need not walk its due rows again for rows of that same
+ * endpoint (delivery-worker.ts).
+ */
+async function notifyDeliveries(db: Queryable, endpointIds: readonly string[]): Promise<void> {
+  const payload = endpointIds.length <= NOTIFIED_ENDPOINTS_MAX ? endpointIds.join(",") : "";
+  await db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [DELIVERY_CHANNEL, payload]);
 }
 
 /**
