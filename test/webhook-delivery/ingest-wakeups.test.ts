@@ -14,6 +14,16 @@ import { newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness
 describe("ingest's wake-ups", () => {
   const h = useDeliveryHarness("wakeups");
 
+  /** The harness's pool, recording the text of every statement sent through it. */
+  function recordingPool(statements: string[]) {
+    return {
+      query: ((text: string, values?: unknown[]) => {
+        statements.push(text);
+        return h.pool.query(text, values);
+      }) as typeof h.pool.query,
+    };
+  }
+
   /**
    * Stores `count` events of new subscriptions of the merchant as the ingest leader does; returns what
    * ingest said, the NOTIFY payload that followed and the statements ingest sent, in order.
@@ -35,13 +45,7 @@ describe("ingest's wake-ups", () => {
         lease.name,
       ]);
       const statements: string[] = [];
-      const recording = {
-        query: ((text: string, values?: unknown[]) => {
-          statements.push(text);
-          return h.pool.query(text, values);
-        }) as typeof h.pool.query,
-      };
-      const stored = await ingestEventsFenced(recording, events, lease);
+      const stored = await ingestEventsFenced(recordingPool(statements), events, lease);
       await waitFor("the batch's notification", () => payloads.length > 0);
       return { stored, payload: payloads[0]!, statements };
     } finally {
@@ -76,22 +80,16 @@ describe("ingest's wake-ups", () => {
     expect(statements[1]).toMatch(/set_config\('synchronous_commit', 'off', true\).*pg_notify/s);
   });
 
-  it("are not sent when the batch created no delivery (a redelivered batch)", async () => {
+  it("are not sent when the batch created no delivery", async () => {
     const merchantId = await h.fixtures.merchant();
     const statements: string[] = [];
-    const recording = {
-      query: ((text: string, values?: unknown[]) => {
-        statements.push(text);
-        return h.pool.query(text, values);
-      }) as typeof h.pool.query,
-    };
     const lease = { name: `wakeups/${newSubscriptionId()}`, epoch: 1n, ttlMs: 60_000 };
     await h.admin.query("INSERT INTO webhook_ingest_leases (name, holder, epoch, expires_at) VALUES ($1, 'test', 1, now() + interval '1 minute')", [
       lease.name,
     ]);
     const event = renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 })));
     // No endpoint: nothing to deliver, so nothing to wake anyone for.
-    expect(await ingestEventsFenced(recording, [event], lease)).toMatchObject({ renewed: true, created: 0, endpointIds: [] });
+    expect(await ingestEventsFenced(recordingPool(statements), [event], lease)).toMatchObject({ renewed: true, created: 0, endpointIds: [] });
     expect(statements).toHaveLength(1);
   });
 
