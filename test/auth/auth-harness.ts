@@ -6,6 +6,7 @@ import { ApiKeyService } from "@subdata/proto/subdata/auth/v1/api_key_service_pb
 import { createAuthDependencies, createAuthServer, createNatsRevocationPublisher, type AuthDependencies } from "@subdata/auth";
 import { createPool, createServiceTransport, type Queryable } from "@subdata/runtime";
 import { inject } from "vitest";
+import { recordingQueryable } from "../support/recording-queryable.ts";
 import { type CallerTokens, createAllowedCallerTransport, createCallerTokens, createCapturedLogger } from "@subdata/runtime/test-support";
 
 export interface AuthHarnessOptions {
@@ -41,13 +42,7 @@ export async function startAuthService(options: AuthHarnessOptions = {}): Promis
   const { logger, lines: logs } = createCapturedLogger({ name: "auth-test", level: "trace" });
   const pool = createPool({ connectionString: inject("roleDatabaseUrls").auth, applicationName: "auth-test", max: 4 });
   const statements: string[] = [];
-  const recording = {
-    query: (...args: unknown[]) => {
-      const first = args[0];
-      statements.push(typeof first === "string" ? first : String((first as { text?: string }).text));
-      return (pool.query as (...a: unknown[]) => unknown)(...args);
-    },
-  } as Queryable;
+  const recording = recordingQueryable(pool, statements);
   const db = options.wrapDb ? options.wrapDb(recording) : recording;
   const revocations = createNatsRevocationPublisher({ servers: options.natsUrl ?? inject("natsUrl"), logger, retryDelayMs: 200 });
   const auditFlushes: Array<{ size: number; ok: boolean }> = [];

@@ -4,6 +4,7 @@ import { DELIVERY_CHANNEL, endpointsOfWakeup } from "../../services/webhook/src/
 import { renderedEvent } from "../../services/webhook/src/ingest/event-message.ts";
 import { ingestEventsFenced } from "../../services/webhook/src/ingest/ingest-repository.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
+import { recordingQueryable } from "../support/recording-queryable.ts";
 import { newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness.ts";
 
 /**
@@ -14,14 +15,13 @@ import { newSubscriptionId, subscriptionEvent, waitFor } from "./support/harness
 describe("ingest's wake-ups", () => {
   const h = useDeliveryHarness("wakeups");
 
-  /** The harness's pool, recording the text of every statement sent through it. */
-  function recordingPool(statements: string[]) {
-    return {
-      query: ((text: string, values?: unknown[]) => {
-        statements.push(text);
-        return h.pool.query(text, values);
-      }) as typeof h.pool.query,
-    };
+  /** A lease row of the test's own, epoch 1, to fence ingest with as the leader does. */
+  async function ownLease() {
+    const lease = { name: `wakeups/${newSubscriptionId()}`, epoch: 1n, ttlMs: 60_000 };
+    await h.admin.query("INSERT INTO webhook_ingest_leases (name, holder, epoch, expires_at) VALUES ($1, 'test', 1, now() + interval '1 minute')", [
+      lease.name,
+    ]);
+    return lease;
   }
 
   /**
@@ -39,13 +39,8 @@ describe("ingest's wake-ups", () => {
       const events = Array.from({ length: count }, () =>
         renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 }))),
       );
-      // Fenced as the ingest leader writes: a lease row of its own, epoch 1.
-      const lease = { name: `wakeups/${newSubscriptionId()}`, epoch: 1n, ttlMs: 60_000 };
-      await h.admin.query("INSERT INTO webhook_ingest_leases (name, holder, epoch, expires_at) VALUES ($1, 'test', 1, now() + interval '1 minute')", [
-        lease.name,
-      ]);
       const statements: string[] = [];
-      const stored = await ingestEventsFenced(recordingPool(statements), events, lease);
+      const stored = await ingestEventsFenced(recordingQueryable(h.pool, statements), events, await ownLease());
       await waitFor("the batch's notification", () => payloads.length > 0);
       return { stored, payload: payloads[0]!, statements };
     } finally {
@@ -83,13 +78,10 @@ describe("ingest's wake-ups", () => {
   it("are not sent when the batch created no delivery", async () => {
     const merchantId = await h.fixtures.merchant();
     const statements: string[] = [];
-    const lease = { name: `wakeups/${newSubscriptionId()}`, epoch: 1n, ttlMs: 60_000 };
-    await h.admin.query("INSERT INTO webhook_ingest_leases (name, holder, epoch, expires_at) VALUES ($1, 'test', 1, now() + interval '1 minute')", [
-      lease.name,
-    ]);
+    const lease = await ownLease();
     const event = renderedEvent(changeEventFromSubscriptionEvent(subscriptionEvent({ merchantId, subscriptionId: newSubscriptionId(), version: 1 })));
     // No endpoint: nothing to deliver, so nothing to wake anyone for.
-    expect(await ingestEventsFenced(recordingPool(statements), [event], lease)).toMatchObject({ renewed: true, created: 0, endpointIds: [] });
+    expect(await ingestEventsFenced(recordingQueryable(h.pool, statements), [event], lease)).toMatchObject({ renewed: true, created: 0, endpointIds: [] });
     expect(statements).toHaveLength(1);
   });
 
