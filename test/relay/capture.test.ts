@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createTestDatabase } from "../support/test-database.ts";
 import { createMerchant, createSubscription, outboxRows } from "./support.ts";
 
 // Change capture in Postgres: every real change of a subscription, charge or order row, by any writer,
@@ -160,17 +161,36 @@ describe("subscription change capture", () => {
     ]);
   });
 
-  it("wakes listeners with a notification when the change commits", async () => {
-    const owner = await createMerchant(admin, "capture notify");
-    const listener = new pg.Client({ connectionString: inject("roleDatabaseUrls").webhook });
+  it("sends no notification from the writer's transaction: captured writes never take Postgres's notify lock", async () => {
+    // A database of its own: notifications are per database, and nothing else may send any there.
+    const database = await createTestDatabase("capture notify");
+    const own = new pg.Pool({ connectionString: database.adminUrl, max: 1 });
+    const owner = await createMerchant(own, "capture notify");
+    const listener = new pg.Client({ connectionString: database.adminUrl });
     await listener.connect();
+    const writer = await own.connect();
     try {
-      const notified = new Promise<string>((resolve) => listener.on("notification", (message) => resolve(message.channel)));
-      await listener.query("LISTEN subdata_outbox");
-      await createSubscription(admin, owner);
-      expect(await notified).toBe("subdata_outbox");
+      const heard: string[] = [];
+      const sentinelHeard = new Promise<void>((resolve) =>
+        listener.on("notification", (message) => {
+          heard.push(message.channel);
+          if (message.channel === "capture_test_sentinel") resolve();
+        }),
+      );
+      for (const channel of ["subdata_outbox", "subdata_changes", "capture_test_sentinel"]) await listener.query(`LISTEN ${channel}`);
+      const subscriptionId = await createSubscription(writer, owner);
+      await writer.query("UPDATE subscriptions SET quantity = quantity + 1 WHERE id = $1", [subscriptionId]);
+      // Notifications reach a listener in commit order: once the sentinel, sent after both writes
+      // committed, has arrived, any notification of theirs would have arrived before it.
+      await writer.query("SELECT pg_notify('capture_test_sentinel', '')");
+      await sentinelHeard;
+      expect(heard).toEqual(["capture_test_sentinel"]);
+      expect((await outboxRows(writer, owner.merchantId)).map((row) => row.event_type)).toEqual(["subscription.created", "subscription.updated"]);
     } finally {
+      writer.release();
       await listener.end();
+      await own.end();
+      await database.drop();
     }
   });
 

@@ -3,8 +3,8 @@ import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { ChargeStatus, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger } from "@subdata/runtime";
-import { eventSubject } from "@subdata/events";
-import { createEventPublisher, ensureEventStream } from "@subdata/relay";
+import { createCommitWatcher, eventSubject } from "@subdata/events";
+import { createEventPublisher, createOutboxListener, ensureEventStream } from "@subdata/relay";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createFixtures } from "../support/fixtures.ts";
@@ -175,20 +175,52 @@ describe("the outbox relay", () => {
     expect((await messagesOf(owner.merchantId)).map((message) => message.msgId).sort()).toEqual(rows.map((row) => row.id).sort());
   });
 
-  it("wakes on NOTIFY: a change made while it runs is published without another start", async () => {
-    const owner = await createMerchant(admin, "relay notify");
-    // A poll interval far beyond the test timeout: only the notification can wake it in time.
+  it("wakes on a commit: a change made while it runs is published without another start", async () => {
+    const owner = await createMerchant(admin, "relay wake");
+    // A poll interval far beyond the test timeout: only the commit watch can wake it in time.
     const running = relayFor({ pollIntervalMs: 10 * 60 * 1000 });
-    const { createOutboxListener } = await import("@subdata/relay");
+    const watchPool = new pg.Pool({ connectionString: webhookUrl, max: 1 });
+    const watcher = createCommitWatcher({
+      db: watchPool,
+      logger: createLogger({ name: "watch-test", level: "silent" }),
+      intervalMs: 10,
+      onCommits: () => running.relay.wake(),
+      onUnknown: () => running.relay.wake(),
+    });
+    running.relay.start();
+    try {
+      // The watch's first look only sets its place (and wakes the relay, which finds nothing yet).
+      await watcher.poll();
+      watcher.start();
+      await createSubscription(admin, owner);
+      await waitFor("the created event published", () => allPublished(owner.merchantId));
+    } finally {
+      await watcher.close();
+      await watchPool.end();
+    }
+  });
+
+  it("still wakes on NOTIFY subdata_outbox, which the webhook service sends when it hands events back", async () => {
+    const owner = await createMerchant(admin, "relay notify");
+    const running = relayFor({ pollIntervalMs: 10 * 60 * 1000 });
+    running.relay.start();
     const listener = createOutboxListener({
       connectionString: webhookUrl,
       logger: createLogger({ name: "listener-test", level: "silent" }),
       onWake: () => running.relay.wake(),
     });
     listener.start();
-    running.relay.start();
     try {
+      // Captured writes do not notify, and the relay's own poll is ten minutes away: after the
+      // listener's start-up wake, only the notification below can wake it.
+      await waitFor("the listener listening", async () => {
+        const { rows } = await admin.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'subdata-relay-listen' AND query LIKE 'LISTEN%'",
+        );
+        return rows.length > 0;
+      });
       await createSubscription(admin, owner);
+      await admin.query("SELECT pg_notify('subdata_outbox', '')");
       await waitFor("the created event published", () => allPublished(owner.merchantId));
     } finally {
       await listener.close();

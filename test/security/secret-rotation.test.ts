@@ -34,7 +34,7 @@ function subscriptionsClient(baseUrl: string, serviceToken: string) {
 /** An in-process replica of the query service with the given secrets, on port 0. */
 async function replica(secrets: { serviceToken: string; pageTokenSecret: string }) {
   const logger = createLogger({ name: "query", level: "silent" });
-  const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: 10 });
+  const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: 10, pollIntervalMs: 10 });
   const server = createQueryServer({
     pool,
     changes,

@@ -45,7 +45,7 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
     applicationName: "subdata-query-test",
   });
   const logger = createLogger({ name: "query", level: "silent" });
-  const changes = createChangeNotifier({ connectionString: databaseUrl, logger, maxWaiters: options.maxWaiters ?? 100 });
+  const changes = createChangeNotifier({ connectionString: databaseUrl, logger, maxWaiters: options.maxWaiters ?? 100, pollIntervalMs: 10 });
   const server = createQueryServer({
     pool,
     changes,

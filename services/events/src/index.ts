@@ -20,3 +20,4 @@ export {
   type NatsRole,
   type NatsUsers,
 } from "./nats-permissions.ts";
+export { commitWatchStatements, createCommitWatcher, type CommitWatcherOptions } from "./commit-watcher.ts";

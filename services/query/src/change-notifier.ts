@@ -1,11 +1,9 @@
 import { Code } from "@connectrpc/connect";
-import { createPgListener, ErrorReason, errorWithReason, type Logger } from "@subdata/runtime";
-
-/** The channel the feed's commit trigger notifies, with the merchant id as payload. */
-const CHANGES_CHANNEL = "subdata_changes";
+import { createCommitWatcher } from "@subdata/events";
+import { createPool, ErrorReason, errorWithReason, type Logger } from "@subdata/runtime";
 
 export interface ChangeWaiter {
-  /** Resolves at the first commit of the merchant's events after subscribe(), or when the watch has a gap. */
+  /** Resolves at the first commit of the merchant's events after subscribe(), or when commits went unseen. */
   readonly changed: Promise<void>;
   cancel(): void;
 }
@@ -20,25 +18,27 @@ export interface ChangeNotifier {
 }
 
 export interface ChangeNotifierOptions {
+  /** The subdata_query role's connection string: the watch has a connection of its own. */
   connectionString: string;
   logger: Logger;
   /** The bound on waiters in this process; each holds a request open. */
   maxWaiters: number;
-  /**
-   * While the LISTEN is down, every waiter is woken this often to read again, so a long poll still
-   * returns within this of a commit.
-   */
-  fallbackPollMs?: number;
+  /** How often commits are looked for while anyone waits: a long poll returns within this of a commit. */
+  pollIntervalMs: number;
+  /** Looking goes on this long after the last waiter left, so a reader's next long poll finds it running. */
+  idleAfterMs?: number;
 }
 
 /**
- * Long-poll support for the change feed: one LISTEN connection per process, fanned out to the
- * requests waiting for a merchant. Losing the connection costs latency (the fallback poll), never an
- * event: a woken request reads the feed again, and the feed is the truth.
+ * Long-poll support for the change feed: one commit watcher per process (commit-watcher.ts), fanned
+ * out to the requests waiting for a merchant. It polls only while someone waits. A wake-up never
+ * carries data: a woken request reads the feed again, and the feed is the truth.
  */
 export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNotifier {
   const byMerchant = new Map<string, Set<() => void>>();
+  const idleAfterMs = options.idleAfterMs ?? 30_000;
   let waiting = 0;
+  let lastWaitEndedAt = Number.NEGATIVE_INFINITY;
 
   const wake = (merchantId: string) => {
     const waiters = byMerchant.get(merchantId);
@@ -50,19 +50,21 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
     for (const merchantId of [...byMerchant.keys()]) wake(merchantId);
   };
 
-  const listener = createPgListener({
-    connectionString: options.connectionString,
-    channel: CHANGES_CHANNEL,
-    applicationName: "subdata-query-changes",
+  // A connection of its own, planned per execution (no generic plans): the watch never waits behind
+  // reads for a pool slot, and its range scan is planned for the range it reads.
+  const pool = createPool({ connectionString: options.connectionString, max: 1, readOnly: true, applicationName: "subdata-query-changes" });
+  pool.on("error", (error) => options.logger.warn({ err: error }, "idle change-watch connection failed"));
+  const watcher = createCommitWatcher({
+    db: pool,
     logger: options.logger,
-    onNotification: wake,
-    onGap: wakeAll,
+    intervalMs: options.pollIntervalMs,
+    active: () => waiting > 0 || performance.now() - lastWaitEndedAt < idleAfterMs,
+    onCommits: (merchantIds) => {
+      for (const merchantId of merchantIds) wake(merchantId);
+    },
+    onUnknown: wakeAll,
   });
-  listener.start();
-  const fallback = setInterval(() => {
-    if (!listener.listening) wakeAll();
-  }, options.fallbackPollMs ?? 1_000);
-  fallback.unref();
+  watcher.start();
 
   return {
     subscribe(merchantId) {
@@ -79,6 +81,7 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
         if (done) return;
         done = true;
         waiting--;
+        lastWaitEndedAt = performance.now();
         resolveChanged();
       };
       let waiters = byMerchant.get(merchantId);
@@ -98,9 +101,9 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
       };
     },
     async close() {
-      clearInterval(fallback);
+      await watcher.close();
       wakeAll();
-      await listener.close();
+      await pool.end();
     },
   };
 }

@@ -15,6 +15,11 @@ export const queryConfigShape = {
   DATABASE_STATEMENT_TIMEOUT_MS: env.positiveInt(5_000),
   /** Change-feed reads that may wait (long poll) at once in this process; more answer RESOURCE_EXHAUSTED. */
   SUBDATA_FEED_MAX_WAITERS: env.positiveInt(10_000),
+  /**
+   * While change-feed reads wait, how often the service looks for new commits (one statement on its
+   * own connection): a long poll returns within this of a commit.
+   */
+  SUBDATA_COMMIT_WATCH_INTERVAL_MS: env.positiveInt(10),
   /** SHA-256 (hex) of the tokens accepted from each caller: one, or two while it is rotated (docs/security.md). */
   SUBDATA_GATEWAY_TOKEN_SHA256: env.tokenHashes(true),
   SUBDATA_PAGE_TOKEN_SECRET: env.secret(),

@@ -17,7 +17,12 @@ const observability = createProcessObservability({ service: "query", logLevel: c
 const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
-const changes = createChangeNotifier({ connectionString: config.DATABASE_URL, logger, maxWaiters: config.SUBDATA_FEED_MAX_WAITERS });
+const changes = createChangeNotifier({
+  connectionString: config.DATABASE_URL,
+  logger,
+  maxWaiters: config.SUBDATA_FEED_MAX_WAITERS,
+  pollIntervalMs: config.SUBDATA_COMMIT_WATCH_INTERVAL_MS,
+});
 const server = createQueryServer({
   pool,
   changes,

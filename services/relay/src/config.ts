@@ -23,7 +23,12 @@ export const relayConfigShape = {
   SUBDATA_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
   /** Rounds in flight at once: one talks to Postgres while another waits for PubAcks (see relay.ts). */
   SUBDATA_RELAY_ROUNDS: z.coerce.number().int().min(1).max(8).default(2),
-  /** Fallback poll when no NOTIFY arrives (a lost notification costs at most this much latency). */
+  /**
+   * How often the relay looks for new commits of captured changes (one statement on a connection of
+   * its own): an event is claimed within this of its commit.
+   */
+  SUBDATA_COMMIT_WATCH_INTERVAL_MS: env.positiveInt(10),
+  /** Fallback poll when no wake-up arrives (a lost one costs at most this much latency). */
   SUBDATA_RELAY_POLL_INTERVAL_MS: env.positiveInt(1_000),
   /** Published outbox rows older than this are deleted (JetStream keeps its own copy for max_age). */
   SUBDATA_RELAY_RETENTION_DAYS: env.positiveInt(7),

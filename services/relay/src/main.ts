@@ -1,5 +1,5 @@
 import { createBackoff, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, natsCredentials, sleep } from "@subdata/runtime";
-import { connectNats } from "@subdata/events";
+import { connectNats, createCommitWatcher } from "@subdata/events";
 import { createEventPublisher, ensureEventStream, streamRetentionWarning } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
 import { createOutboxRepository } from "./outbox-repository.ts";
@@ -29,6 +29,14 @@ const { logger, metrics, tracing } = observability;
 const { onRound, onPurge } = createRelayMetrics(metrics, pool);
 // An idle client losing its connection must not crash the process; the next round backs off.
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
+// The commit watch has a connection of its own, so it never waits behind a round for a slot.
+const watchPool = createPool({
+  connectionString: config.DATABASE_URL,
+  max: 1,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  applicationName: "subdata-relay-watch",
+});
+watchPool.on("error", (error) => logger.warn({ err: error }, "idle commit-watch connection failed"));
 
 let relay: ReturnType<typeof createRelay> | undefined;
 let stopping = false;
@@ -40,6 +48,7 @@ logger.info({ port: address.port }, "relay health endpoint listening");
 // Installed before the NATS loop so that a SIGTERM during start-up also exits cleanly.
 const stop = new AbortController();
 let listener: ReturnType<typeof createOutboxListener> | undefined;
+let watcher: ReturnType<typeof createCommitWatcher> | undefined;
 let nc: Awaited<ReturnType<typeof connectNats>> | undefined;
 handleShutdown({
   logger,
@@ -52,11 +61,13 @@ handleShutdown({
     },
     { name: "start-up", run: () => stop.abort() },
     { name: "listener", run: () => listener?.close() },
+    { name: "commit watch", run: () => watcher?.close() },
     // Stops claiming; the batch in hand is published, marked and committed.
     { name: "relay", run: () => relay?.stop() },
     { name: "nats", run: () => nc?.drain() },
     { name: "health", run: () => health.close() },
     { name: "pool", run: () => pool.end() },
+    { name: "commit-watch pool", run: () => watchPool.end() },
     { name: "traces", run: () => observability.close() },
   ],
 });
@@ -91,7 +102,17 @@ if (nc && !stop.signal.aborted) {
     tracing: { tracing, subjectPrefix: streamSettings.subjectPrefix },
   });
   relay = started;
+  // Captured changes are seen by polling their commits (no writer notifies: docs/decisions.md);
+  // the listener hears the webhook service's hand-backs of events the stream lost.
+  watcher = createCommitWatcher({
+    db: watchPool,
+    logger,
+    intervalMs: config.SUBDATA_COMMIT_WATCH_INTERVAL_MS,
+    onCommits: () => started.wake(),
+    onUnknown: () => started.wake(),
+  });
   listener = createOutboxListener({ connectionString: config.DATABASE_URL, logger, onWake: () => started.wake() });
+  watcher.start();
   listener.start();
   started.start();
   logger.info({ stream: streamSettings.stream, subjectPrefix: streamSettings.subjectPrefix }, "relay started");

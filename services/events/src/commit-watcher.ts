@@ -1,0 +1,155 @@
+import type { Logger, Queryable } from "@subdata/runtime";
+
+/**
+ * Learns which merchants' changes have committed by polling, so that no writer notifies: a transaction
+ * that calls pg_notify holds Postgres's one notify lock from its commit record until the record is
+ * flushed, which makes every captured write of every merchant commit one at a time
+ * (docs/decisions.md, "Commits are watched, not notified").
+ *
+ * Every change commit draws a position from the sequence change_commit_position at commit time and
+ * writes a change_commits row with it. A tick reads the sequence (one cheap statement, the only one
+ * while nothing commits); when it has moved, a second statement reads the change_commits rows
+ * between the last tick's value and this one's. A position drawn but not yet visible belongs to a
+ * transaction still committing, or to one that failed at commit (a serialization failure, a deferred
+ * constraint): it is looked for again at every tick for maxUnresolvedAgeMs, so a commit that becomes
+ * visible late is still reported. Postgres cannot tell a reader which transaction drew a position it
+ * cannot see, so whether that one is still running cannot be asked; a commit stalled for longer than
+ * the bound costs its waiters their wake-up (the long poll answers at its deadline, the relay finds
+ * the rows at its fallback poll), never an event.
+ */
+export interface CommitWatcher {
+  /** Ticks every `intervalMs` until close(). */
+  start(): void;
+  /** One tick; the loop calls it, tests may too. Throws if the database fails. */
+  poll(): Promise<void>;
+  /** Positions drawn but not yet seen committed, kept for the next ticks (at most maxUnresolved). */
+  readonly unresolved: number;
+  close(): Promise<void>;
+}
+
+export interface CommitWatcherOptions {
+  /** Reads change_commit_position and change_commits (the query and relay roles may). */
+  db: Queryable;
+  logger: Logger;
+  /** Pause between ticks: the latency a wake-up adds (half of it on average). */
+  intervalMs: number;
+  /** Called with the merchants whose commits became visible since the last report. */
+  onCommits: (merchantIds: ReadonlySet<string>) => void;
+  /**
+   * Called instead when the watcher cannot say which merchants committed: its first tick (commits
+   * before it are unknown), a jump of more than maxRange positions, or an unresolved position dropped
+   * to keep the bound. Whoever waits should look again.
+   */
+  onUnknown: () => void;
+  /** Ticks only while this says so (default: always); a pause keeps the watcher's place. */
+  active?: () => boolean;
+  /** The most positions one tick reads (default 10,000); beyond, onUnknown. */
+  maxRange?: number;
+  /** The most unresolved positions kept (default 1,000); beyond, the lowest go and onUnknown. */
+  maxUnresolved?: number;
+  /** How long a drawn position that is not visible is looked for (default 30 s). */
+  maxUnresolvedAgeMs?: number;
+  /** Milliseconds on a monotonic clock (default performance.now). */
+  now?: () => number;
+}
+
+interface CommitsRow {
+  commits: Array<[string, string]>;
+}
+
+const READ_SEQUENCE = "SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS last FROM change_commit_position";
+
+// Every merchant's commits: the watch only learns whom to wake, and nothing it reads leaves the process.
+const READ_COMMITS = `
+  SELECT coalesce(json_agg(json_build_array(c.position::text, c.merchant_id)), '[]') AS commits
+    FROM change_commits c
+   WHERE (c.position > $1::bigint AND c.position <= $2::bigint) OR c.position = ANY($3::bigint[])`;
+
+/** The watch's statements, for the plan test: both are sent unnamed, so each is planned for its values. */
+export const commitWatchStatements = { readSequence: READ_SEQUENCE, readCommits: READ_COMMITS } as const;
+
+export function createCommitWatcher(options: CommitWatcherOptions): CommitWatcher {
+  const maxRange = BigInt(options.maxRange ?? 10_000);
+  const maxUnresolved = options.maxUnresolved ?? 1_000;
+  const maxUnresolvedAgeMs = options.maxUnresolvedAgeMs ?? 30_000;
+  const now = options.now ?? (() => performance.now());
+  const active = options.active ?? (() => true);
+  /** The sequence's value at the last tick; undefined until the first. */
+  let seen: bigint | undefined;
+  /** Positions drawn but not yet visible → when they were first looked for. */
+  const unresolved = new Map<bigint, number>();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  let ticking: Promise<void> | undefined;
+
+  async function poll(): Promise<void> {
+    const { rows } = await options.db.query<{ last: string }>(READ_SEQUENCE);
+    const last = BigInt(rows[0]?.last ?? "0");
+    if (seen === undefined || last - seen > maxRange) {
+      if (seen !== undefined) options.logger.debug({ from: String(seen), to: String(last) }, "commit watcher skipped a range");
+      seen = last;
+      unresolved.clear();
+      options.onUnknown();
+      return;
+    }
+    if (last <= seen && unresolved.size === 0) return;
+
+    const lookedFor = [...unresolved.keys()].map(String);
+    const result = await options.db.query<CommitsRow>(READ_COMMITS, [String(seen), String(last), lookedFor]);
+    const row = result.rows[0];
+    if (!row) return;
+    const tickAt = now();
+    const merchants = new Set<string>();
+    const found = new Set<bigint>();
+    for (const [position, merchantId] of row.commits) {
+      found.add(BigInt(position));
+      merchants.add(merchantId);
+    }
+    for (const [position, firstLookedFor] of unresolved) {
+      if (found.has(position) || tickAt - firstLookedFor >= maxUnresolvedAgeMs) unresolved.delete(position);
+    }
+    for (let position = seen + 1n; position <= last; position++) {
+      if (!found.has(position)) unresolved.set(position, tickAt);
+    }
+    seen = last;
+    let dropped = false;
+    for (const position of unresolved.keys()) {
+      if (unresolved.size <= maxUnresolved) break;
+      unresolved.delete(position);
+      dropped = true;
+    }
+    if (merchants.size > 0) options.onCommits(merchants);
+    if (dropped) {
+      options.logger.warn({ kept: maxUnresolved }, "commit watcher dropped positions it was still waiting for");
+      options.onUnknown();
+    }
+  }
+
+  function schedule(): void {
+    if (closed) return;
+    timer = setTimeout(() => {
+      if (!active()) return schedule();
+      ticking = poll()
+        .catch((error: unknown) => options.logger.warn({ err: error }, "commit watcher could not read commits"))
+        .finally(() => {
+          ticking = undefined;
+          schedule();
+        });
+    }, options.intervalMs);
+  }
+
+  return {
+    start() {
+      if (timer === undefined && !closed) schedule();
+    },
+    poll,
+    get unresolved() {
+      return unresolved.size;
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await ticking;
+    },
+  };
+}
