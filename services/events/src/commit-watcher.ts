@@ -1,4 +1,4 @@
-import type { Logger, Queryable } from "@subdata/runtime";
+import { createBackoff, type Logger, type Queryable } from "@subdata/runtime";
 
 /**
  * Learns which merchants' changes have committed by polling, so that no writer notifies: a transaction
@@ -125,22 +125,34 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
     }
   }
 
-  function schedule(): void {
+  // A database that does not answer is retried with backoff, not every interval (and logged as often).
+  const failures = createBackoff({ initialMs: 250, maxMs: 5_000 });
+
+  function schedule(delayMs: number): void {
     if (closed) return;
     timer = setTimeout(() => {
-      if (!active()) return schedule();
+      if (!active()) return schedule(options.intervalMs);
       ticking = poll()
-        .catch((error: unknown) => options.logger.warn({ err: error }, "commit watcher could not read commits"))
-        .finally(() => {
+        .then(
+          () => {
+            failures.reset();
+            return options.intervalMs;
+          },
+          (error: unknown) => {
+            options.logger.warn({ err: error }, "commit watcher could not read commits");
+            return failures.next();
+          },
+        )
+        .then((next) => {
           ticking = undefined;
-          schedule();
+          schedule(next);
         });
-    }, options.intervalMs);
+    }, delayMs);
   }
 
   return {
     start() {
-      if (timer === undefined && !closed) schedule();
+      if (timer === undefined && !closed) schedule(options.intervalMs);
     },
     poll,
     get unresolved() {
