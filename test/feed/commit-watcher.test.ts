@@ -1,5 +1,5 @@
 import { commitWatchStatements, createCommitWatcher, type CommitWatcherOptions } from "@subdata/events";
-import { createLogger } from "@subdata/runtime";
+import { createLogger, Registry } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type PlanNode, scans } from "../support/plan-scans.ts";
@@ -97,13 +97,15 @@ describe("the commit watcher", () => {
 
   it("reports a commit that became visible after its position was drawn", async () => {
     const late = await createMerchant(admin, "watch late");
-    const watcher = watcherOn(relayRole);
+    const metrics = new Registry();
+    const watcher = watcherOn(relayRole, { metrics });
     await watcher.poll();
 
     const committing = await openCommit(late.merchantId);
     await watcher.poll();
     expect(reports.commits).toEqual([]);
     expect(watcher.unresolved).toBe(1);
+    expect((await metrics.getSingleMetric("subdata_commit_watch_unresolved_positions")?.get())?.values[0]?.value).toBe(1);
 
     await committing.commit();
     await watcher.poll();

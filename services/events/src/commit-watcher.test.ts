@@ -1,4 +1,4 @@
-import { createLogger, type Queryable } from "@subdata/runtime";
+import { createLogger, type Queryable, Registry } from "@subdata/runtime";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createCommitWatcher } from "./commit-watcher.ts";
 
@@ -22,10 +22,12 @@ describe("the commit watcher's schedule", () => {
     return { db, calls: () => calls };
   }
 
-  it("looks every interval while it works, and backs off while the database fails", async () => {
+  it("looks every interval while it works, and backs off while the database fails, counting each failed look", async () => {
     const { db, calls } = failingDatabase();
+    const metrics = new Registry();
     const watcher = createCommitWatcher({
       db,
+      metrics,
       logger: createLogger({ name: "watch-schedule-test", level: "silent" }),
       intervalMs: 10,
       onCommits: () => {},
@@ -42,6 +44,8 @@ describe("the commit watcher's schedule", () => {
     // The second retry comes 250–500 ms after the first.
     await vi.advanceTimersByTimeAsync(500);
     expect(calls()).toBe(3);
+    const failed = (await metrics.getSingleMetric("subdata_commit_watch_failures_total")?.get())?.values[0]?.value;
+    expect(failed).toBe(3);
     await watcher.close();
   });
 

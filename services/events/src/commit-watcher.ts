@@ -1,4 +1,4 @@
-import { createBackoff, type Logger, type Queryable } from "@subdata/runtime";
+import { Counter, createBackoff, Gauge, type Logger, type Queryable, type Registry } from "@subdata/runtime";
 
 /**
  * Learns which merchants' changes have committed by polling, so that no writer notifies: a transaction
@@ -51,6 +51,11 @@ export interface CommitWatcherOptions {
   maxUnresolvedAgeMs?: number;
   /** Milliseconds on a monotonic clock (default performance.now). */
   now?: () => number;
+  /**
+   * Registers subdata_commit_watch_failures_total (looks that could not read) and
+   * subdata_commit_watch_unresolved_positions (read at scrape time).
+   */
+  metrics?: Registry;
 }
 
 interface CommitsRow {
@@ -81,6 +86,19 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   let ticking: Promise<void> | undefined;
+  const failedLooks = options.metrics
+    ? new Counter({ name: "subdata_commit_watch_failures_total", help: "Looks for new commits that could not read them", registers: [options.metrics] })
+    : undefined;
+  if (options.metrics) {
+    new Gauge({
+      name: "subdata_commit_watch_unresolved_positions",
+      help: "Positions drawn by commits not yet visible, still looked for",
+      registers: [options.metrics],
+      collect() {
+        this.set(unresolved.size);
+      },
+    });
+  }
 
   async function poll(): Promise<void> {
     const { rows } = await options.db.query<{ last: string }>(READ_SEQUENCE);
@@ -140,6 +158,7 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
           },
           (error: unknown) => {
             options.logger.warn({ err: error }, "commit watcher could not read commits");
+            failedLooks?.inc();
             return failures.next();
           },
         )

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { createCommitWatcher } from "@subdata/events";
-import { createPool, ErrorReason, errorWithReason, type Logger } from "@subdata/runtime";
+import { createPool, ErrorReason, errorWithReason, type Logger, type Registry } from "@subdata/runtime";
 
 export interface ChangeWaiter {
   /** Resolves at the first commit of the merchant's events after subscribe(), or when commits went unseen. */
@@ -27,6 +27,8 @@ export interface ChangeNotifierOptions {
   pollIntervalMs: number;
   /** Looking goes on this long after the last waiter left, so a reader's next long poll finds it running. */
   idleAfterMs?: number;
+  /** Where the commit watch registers its metrics. */
+  metrics?: Registry;
 }
 
 /**
@@ -58,6 +60,7 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
     db: pool,
     logger: options.logger,
     intervalMs: options.pollIntervalMs,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     active: () => waiting > 0 || performance.now() - lastWaitEndedAt < idleAfterMs,
     onCommits: (merchantIds) => {
       for (const merchantId of merchantIds) wake(merchantId);

@@ -22,6 +22,7 @@ const changes = createChangeNotifier({
   logger,
   maxWaiters: config.SUBDATA_FEED_MAX_WAITERS,
   pollIntervalMs: config.SUBDATA_COMMIT_WATCH_INTERVAL_MS,
+  metrics,
 });
 const server = createQueryServer({
   pool,

@@ -108,6 +108,7 @@ if (nc && !stop.signal.aborted) {
     db: watchPool,
     logger,
     intervalMs: config.SUBDATA_COMMIT_WATCH_INTERVAL_MS,
+    metrics,
     onCommits: () => started.wake(),
     onUnknown: () => started.wake(),
   });
