@@ -95,6 +95,21 @@ describe("gateway lifecycle under load", () => {
 
     await waitFor("requests to flow", () => results.length >= 50);
 
+    // A long poll through the processes: the query service's commit watch, as its own role, wakes it.
+    const feedHeaders = { authorization: `Bearer ${key}` };
+    const head = (await (await fetch(`${base}/api/v1/events?cursor=head`, { headers: feedHeaders })).json()) as { next_cursor: string };
+    const longPoll = fetch(`${base}/api/v1/events?wait=20&cursor=${encodeURIComponent(head.next_cursor)}`, { headers: feedHeaders });
+    await waitFor("the query service watching commits", async () => {
+      const { rows } = await admin.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'subdata-query-changes'");
+      return rows.length > 0;
+    });
+    const { rows: changed } = await admin.query<{ id: string }>(
+      "UPDATE subscriptions SET quantity = quantity + 1 WHERE id = (SELECT id FROM subscriptions WHERE merchant_id = $1 LIMIT 1) RETURNING id",
+      [merchantId],
+    );
+    const fed = (await (await longPoll).json()) as { data: Array<{ type: string; data: { object: { id: string } } }> };
+    expect(fed.data.map((event) => [event.type, event.data.object.id])).toEqual([["subscription.updated", changed[0]!.id]]);
+
     // Metrics after real requests, on each process's own metrics port.
     const [gatewayMetrics, queryMetrics, authMetrics] = await Promise.all([
       scrape(gatewayPorts.metricsPort),
@@ -108,6 +123,7 @@ describe("gateway lifecycle under load", () => {
     expect(sample(queryMetrics, "subdata_rpc_server_duration_seconds_count", { rpc_method: "ListSubscriptions" })).toBeGreaterThan(0);
     expect(sample(queryMetrics, "subdata_db_pool_connections", { state: "waiting" })).toBeDefined();
     expect(sample(queryMetrics, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(sample(queryMetrics, "subdata_commit_watch_failures_total")).toBe(0);
     expect(sample(authMetrics, "subdata_rpc_server_requests_total", { rpc_method: "RecordReads", code: "ok" })).toBeGreaterThan(0);
     expect(sample(authMetrics, "subdata_audit_batch_size_count", { outcome: "ok" })).toBeGreaterThan(0);
     expect(sample(authMetrics, "subdata_audit_flushes_total", { outcome: "error" })).toBe(0);
@@ -158,7 +174,10 @@ describe("gateway lifecycle under load", () => {
     const gatewaySpans = collector.spans.filter((span) => span.service === "subdata-gateway" && span.name === "GET /v1/subscriptions");
     expect(gatewaySpans.length).toBe(results.length);
     for (const span of gatewaySpans) expect(span).toMatchObject({ traceId, parentSpanId: callerSpanId });
-    const rpcSpans = collector.spans.filter((span) => span.service === "subdata-query");
+    const querySpans = collector.spans.filter((span) => span.service === "subdata-query");
+    // The two feed reads (the head, then the long poll) are traces of their own.
+    expect(querySpans.filter((span) => span.name === "subdata.events.v1.EventService/ListEvents")).toHaveLength(2);
+    const rpcSpans = querySpans.filter((span) => span.name !== "subdata.events.v1.EventService/ListEvents");
     expect(rpcSpans.length).toBeGreaterThan(0);
     const gatewaySpanIds = new Set(gatewaySpans.map((span) => span.spanId));
     for (const span of rpcSpans) {

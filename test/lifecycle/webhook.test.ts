@@ -163,6 +163,9 @@ describe("webhook service lifecycle mid-burst", () => {
     expect(sample(relayMetrics, "subdata_relay_events_total", { outcome: "published" })).toBe(burst);
     expect(sample(relayMetrics, "subdata_outbox_pending_events")).toBe(0);
     expect(sample(relayMetrics, "subdata_outbox_oldest_pending_seconds")).toBe(0);
+    // Its commit watch read as its role may (a watch that failed would leave the fallback poll to publish).
+    expect(sample(relayMetrics, "subdata_commit_watch_failures_total")).toBe(0);
+    expect(sample(relayMetrics, "subdata_commit_watch_unresolved_positions")).toBe(0);
 
     // Trace context: each event starts a trace at the relay, and its traceparent travels as a header
     // of the JetStream message (the consumer reads it into its log lines and stores it with the event).
