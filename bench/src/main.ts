@@ -214,12 +214,14 @@ function webhookPhase(
 ): Promise<WebhookResult> {
   return runWebhookBench({
     admin: on.admin,
+    adminUrl: dataset.adminUrl,
     webhookUrl: on.webhookUrl,
     serviceToken: secrets.appToken,
     merchantId: dataset.hooksMerchantId,
     receiver: on.receiver,
     latencyChanges: options.latencyChanges,
     burstChanges: options.burstChanges,
+    writeSeconds: options.runSeconds,
     processes: on.processes,
     say,
   });

@@ -235,6 +235,10 @@ export function renderTables(report: BenchReport): string {
       `| cores busy during the burst (whole machine, of ${report.machine.cores}) | ${fixed(w.burst.machineBusyCores ?? Number.NaN, 2)} |`,
       `| peak RSS MB during the burst: webhook / relay | ${fixed(w.burst.peakRssMb.webhook ?? Number.NaN)} / ${fixed(w.burst.peakRssMb.relay ?? Number.NaN)} |`,
     );
+    if (w.writes)
+      lines.push(
+        `| captured changes committed/s: ${w.writes.writers} writers, single-row UPDATEs, ${w.writes.merchants === 1 ? "all of one merchant" : `${w.writes.merchants} merchants`} (${fixed(w.writes.seconds, 0)} s) | ${fixed(w.writes.commitsPerSecond)} |`,
+      );
   }
   lines.push("", "| target (issue) | measured | met |", "|---|---:|:---:|");
   for (const verdict of report.targets)

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "@connectrpc/connect";
 import { setSubscriptionStatus, type SubscriptionStatus } from "@subdata/cli";
 import { WebhookEndpointService } from "@subdata/proto/subdata/webhook/v1/endpoint_service_pb";
-import { createServiceTransport } from "@subdata/runtime";
+import { createPool, createServiceTransport } from "@subdata/runtime";
 import type pg from "pg";
 import type { ProcessRef } from "./http-bench.ts";
 import { busyCores, machineCpu } from "./machine-cpu.ts";
@@ -44,16 +44,31 @@ export interface WebhookResult {
     peakRssMb: Record<string, number>;
   };
   badSignatures: number;
+  /** Concurrent writers committing captured changes; absent in results written before it was measured. */
+  writes?: ConcurrentWrites;
+}
+
+export interface ConcurrentWrites {
+  writers: number;
+  /** The merchants their subscriptions belong to (one in the dominant mix). */
+  merchants: number;
+  seconds: number;
+  /** Captured UPDATEs committed per second, all writers together. */
+  commitsPerSecond: number;
 }
 
 export interface WebhookBenchOptions {
   admin: pg.Pool;
+  /** The bench database as its owner: the concurrent writers' connections. */
+  adminUrl: string;
   webhookUrl: string;
   serviceToken: string;
   merchantId: string;
   receiver: Receiver;
   latencyChanges: number;
   burstChanges: number;
+  /** How long the concurrent writers commit. */
+  writeSeconds: number;
   processes: readonly ProcessRef[];
   say(line: string): void;
 }
@@ -246,10 +261,66 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
           .join(", ")}; ` +
         `${(burst.machineBusyCores ?? Number.NaN).toFixed(2)} cores busy`,
     );
-    return { latency, burst, badSignatures: latencyBadSignatures + options.receiver.badSignatures };
+    const badSignatures = latencyBadSignatures + options.receiver.badSignatures;
+    await endpoint.remove();
+    options.say(`webhooks: ${WRITERS} writers committing captured changes for ${options.writeSeconds} s`);
+    const writes = await measureConcurrentWrites(options);
+    options.say(`webhooks: ${writes.commitsPerSecond.toFixed(0)} captured changes committed/s (${writes.writers} writers, ${writes.merchants} merchants)`);
+    return { latency, burst, badSignatures, writes };
   } finally {
     client.release();
     await endpoint.remove();
     endpoint.close();
+  }
+}
+
+const WRITERS = 16;
+
+/**
+ * Captured writes as a merchant's application makes them: WRITERS connections, each committing single-row
+ * UPDATEs of its own subscription in a loop, with the pipeline running (the relay publishes every change,
+ * ingest stores it; no endpoint is subscribed by now, so nothing is delivered). The subscriptions belong to
+ * WRITERS different merchants where the dataset has them, else to the merchants there are: a merchant's
+ * commits are positioned one at a time (docs/decisions.md, "The change feed's order is commit order").
+ */
+async function measureConcurrentWrites(options: WebhookBenchOptions): Promise<ConcurrentWrites> {
+  const targets = (
+    await options.admin.query<{ merchant_id: string; id: string }>(
+      `SELECT m.id AS merchant_id, s.id
+         FROM (SELECT id FROM merchants ORDER BY id LIMIT $1) m
+         CROSS JOIN LATERAL (SELECT id FROM subscriptions WHERE merchant_id = m.id ORDER BY id LIMIT $1) s`,
+      [WRITERS],
+    )
+  ).rows;
+  // One subscription per merchant first, then the merchants' next ones: as many merchants as there are.
+  const byMerchant = new Map<string, Array<{ id: string }>>();
+  for (const row of targets) byMerchant.set(row.merchant_id, [...(byMerchant.get(row.merchant_id) ?? []), row]);
+  const chosen: string[] = [];
+  for (let round = 0; chosen.length < WRITERS && round < WRITERS; round++) {
+    for (const rows of byMerchant.values()) if (rows[round] && chosen.length < WRITERS) chosen.push(rows[round]!.id);
+  }
+  const merchants = new Set(targets.filter((row) => chosen.includes(row.id)).map((row) => row.merchant_id)).size;
+  const writers = createPool({ connectionString: options.adminUrl, max: chosen.length, applicationName: "subdata-bench-writer" });
+  try {
+    const connections = await Promise.all(chosen.map(() => writers.connect()));
+    let committed = 0;
+    const startedAt = performance.now();
+    const stopAt = startedAt + options.writeSeconds * 1000;
+    await Promise.all(
+      connections.map(async (writer, index) => {
+        try {
+          while (performance.now() < stopAt) {
+            await writer.query("UPDATE subscriptions SET quantity = quantity % 9 + 1 WHERE id = $1", [chosen[index]]);
+            committed++;
+          }
+        } finally {
+          writer.release();
+        }
+      }),
+    );
+    const seconds = (performance.now() - startedAt) / 1000;
+    return { writers: chosen.length, merchants, seconds, commitsPerSecond: committed / seconds };
+  } finally {
+    await writers.end();
   }
 }

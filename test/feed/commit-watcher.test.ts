@@ -54,6 +54,22 @@ describe("the commit watcher", () => {
     });
   }
 
+  /**
+   * A watcher past its first look, on a clock of the test's. The first look reads back the last
+   * positions (earlier tests' commits, and positions earlier tests left unfilled); the clock then lets
+   * the unfilled ones go, and the reports start empty.
+   */
+  async function settledWatcher(db: CommitWatcherOptions["db"], extra: Partial<CommitWatcherOptions> = {}) {
+    const clock = { now: 0 };
+    const watcher = watcherOn(db, { maxUnresolvedAgeMs: 1_000, now: () => clock.now, ...extra });
+    await watcher.poll();
+    clock.now += 1_000;
+    await watcher.poll();
+    expect(watcher.unresolved).toBe(0);
+    reports = { commits: [], unknown: 0 };
+    return { watcher, clock };
+  }
+
   /** A position drawn and its change_commits row written by a transaction that is still open. */
   async function openCommit(merchantId: string): Promise<{ commit(): Promise<void>; rollback(): Promise<void> }> {
     const client = await admin.connect();
@@ -75,13 +91,9 @@ describe("the commit watcher", () => {
     const first = await createMerchant(admin, "watch first");
     const second = await createMerchant(admin, "watch second");
     for (const db of [relayRole, queryRole]) {
-      reports = { commits: [], unknown: 0 };
-      const watcher = watcherOn(db);
-      // The first look only finds its place: what came before it is unknown.
+      const { watcher } = await settledWatcher(db);
       await watcher.poll();
-      expect(reports).toEqual({ commits: [], unknown: 1 });
-      await watcher.poll();
-      expect(reports.commits).toEqual([]);
+      expect(reports).toEqual({ commits: [], unknown: 0 });
 
       await createSubscription(admin, first);
       await createSubscription(admin, second);
@@ -95,11 +107,24 @@ describe("the commit watcher", () => {
     }
   });
 
+  it("says it does not know at its first look, and still reports a commit that was in flight then", async () => {
+    const inFlight = await createMerchant(admin, "watch first look");
+    const committing = await openCommit(inFlight.merchantId);
+    const watcher = watcherOn(relayRole);
+    await watcher.poll();
+    expect(reports.unknown).toBe(1);
+    expect(reports.commits.flat()).not.toContain(inFlight.merchantId);
+
+    await committing.commit();
+    await watcher.poll();
+    expect(reports.commits.flat()).toContain(inFlight.merchantId);
+    await watcher.close();
+  });
+
   it("reports a commit that became visible after its position was drawn", async () => {
     const late = await createMerchant(admin, "watch late");
     const metrics = new Registry();
-    const watcher = watcherOn(relayRole, { metrics });
-    await watcher.poll();
+    const { watcher } = await settledWatcher(relayRole, { metrics });
 
     const committing = await openCommit(late.merchantId);
     await watcher.poll();
@@ -116,19 +141,17 @@ describe("the commit watcher", () => {
 
   it("looks for a position it cannot see for maxUnresolvedAgeMs, then lets it go", async () => {
     const aborted = await createMerchant(admin, "watch aborted");
-    let clock = 0;
-    const watcher = watcherOn(relayRole, { maxUnresolvedAgeMs: 1_000, now: () => clock });
-    await watcher.poll();
+    const { watcher, clock } = await settledWatcher(relayRole);
 
     // A commit that fails after drawing its position (a serialization failure at commit) leaves it unused.
     const failing = await openCommit(aborted.merchantId);
     await watcher.poll();
     expect(watcher.unresolved).toBe(1);
     await failing.rollback();
-    clock = 999;
+    clock.now += 999;
     await watcher.poll();
     expect(watcher.unresolved).toBe(1);
-    clock = 1_000;
+    clock.now += 1;
     await watcher.poll();
     expect(watcher.unresolved).toBe(0);
     expect(reports.commits).toEqual([]);
@@ -137,14 +160,12 @@ describe("the commit watcher", () => {
 
   it("keeps at most maxUnresolved positions, and says it no longer knows when it drops one", async () => {
     const merchant = await createMerchant(admin, "watch bound");
-    const watcher = watcherOn(relayRole, { maxUnresolved: 2 });
-    await watcher.poll();
+    const { watcher } = await settledWatcher(relayRole, { maxUnresolved: 2 });
     const open = [];
     for (let i = 0; i < 3; i++) open.push(await openCommit(merchant.merchantId));
-    const unknownBefore = reports.unknown;
     await watcher.poll();
     expect(watcher.unresolved).toBe(2);
-    expect(reports.unknown).toBe(unknownBefore + 1);
+    expect(reports.unknown).toBe(1);
     for (const transaction of open) await transaction.commit();
     // The two kept are found; the one dropped was covered by the "unknown" report.
     await watcher.poll();
@@ -155,15 +176,36 @@ describe("the commit watcher", () => {
 
   it("reads at most maxRange positions in one look: a longer jump says it no longer knows", async () => {
     const merchant = await createMerchant(admin, "watch range");
-    const watcher = watcherOn(relayRole, { maxRange: 2 });
-    await watcher.poll();
+    const { watcher } = await settledWatcher(relayRole, { maxRange: 2 });
     for (let i = 0; i < 3; i++) await createSubscription(admin, merchant);
-    const unknownBefore = reports.unknown;
     await watcher.poll();
-    expect(reports.unknown).toBe(unknownBefore + 1);
-    expect(reports.commits).toEqual([]);
+    expect(reports.unknown).toBe(1);
+    await watcher.poll();
     // Its place moved past the jump: the next commit is reported on its own.
+    reports = { commits: [], unknown: 0 };
     await createSubscription(admin, merchant);
+    await watcher.poll();
+    expect(reports).toEqual({ commits: [[merchant.merchantId]], unknown: 0 });
+    await watcher.close();
+  });
+
+  it("reads the range again after a look that failed between its two statements", async () => {
+    const merchant = await createMerchant(admin, "watch failed look");
+    let failNextRead = false;
+    const flaky = {
+      query: (...args: Parameters<pg.Pool["query"]>) => {
+        if (failNextRead && String(args[0]).includes("change_commits c")) {
+          failNextRead = false;
+          return Promise.reject(new Error("connection lost"));
+        }
+        return (relayRole.query as (...a: unknown[]) => unknown)(...args);
+      },
+    } as CommitWatcherOptions["db"];
+    const { watcher } = await settledWatcher(flaky);
+    await createSubscription(admin, merchant);
+    failNextRead = true;
+    await expect(watcher.poll()).rejects.toThrow(/connection lost/);
+    expect(reports.commits).toEqual([]);
     await watcher.poll();
     expect(reports.commits).toEqual([[merchant.merchantId]]);
     await watcher.close();
@@ -173,8 +215,7 @@ describe("the commit watcher", () => {
     const merchant = await createMerchant(admin, "watch paused");
     const statements: string[] = [];
     let active = true;
-    const watcher = watcherOn(recordingQueryable(relayRole, statements), { active: () => active });
-    await watcher.poll();
+    const { watcher } = await settledWatcher(recordingQueryable(relayRole, statements), { active: () => active });
     watcher.start();
     active = false;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -212,6 +253,26 @@ describe("the commit watcher", () => {
     } finally {
       client.release();
     }
+  });
+
+  it("says it no longer knows when the sequence went back (a restored database), and carries on from there", async () => {
+    const merchant = await createMerchant(admin, "watch restored");
+    const { watcher } = await settledWatcher(relayRole);
+    const { rows } = await admin.query<{ last: string }>(commitWatchStatements.readSequence);
+    const last = BigInt(rows[0]!.last);
+    try {
+      await admin.query("SELECT setval('change_commit_position', $1::bigint)", [String(last - 5n)]);
+      await watcher.poll();
+      expect(reports.unknown).toBe(1);
+    } finally {
+      await admin.query("SELECT setval('change_commit_position', $1::bigint)", [String(last)]);
+    }
+    await watcher.poll();
+    reports = { commits: [], unknown: 0 };
+    await createSubscription(admin, merchant);
+    await watcher.poll();
+    expect(reports.commits).toEqual([[merchant.merchantId]]);
+    await watcher.close();
   });
 
   async function waitUntil(condition: () => boolean): Promise<void> {

@@ -98,6 +98,8 @@ describe("gateway lifecycle under load", () => {
     // A long poll through the processes: the query service's commit watch, as its own role, wakes it.
     const feedHeaders = { authorization: `Bearer ${key}` };
     const head = (await (await fetch(`${base}/api/v1/events?cursor=head`, { headers: feedHeaders })).json()) as { next_cursor: string };
+    // A first, short long poll sets the watch going: its first look has been made when it answers.
+    await (await fetch(`${base}/api/v1/events?wait=1&cursor=${encodeURIComponent(head.next_cursor)}`, { headers: feedHeaders })).arrayBuffer();
     const longPoll = fetch(`${base}/api/v1/events?wait=20&cursor=${encodeURIComponent(head.next_cursor)}`, { headers: feedHeaders });
     await waitFor("the query service watching commits", async () => {
       const { rows } = await admin.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'subdata-query-changes'");
@@ -175,8 +177,8 @@ describe("gateway lifecycle under load", () => {
     expect(gatewaySpans.length).toBe(results.length);
     for (const span of gatewaySpans) expect(span).toMatchObject({ traceId, parentSpanId: callerSpanId });
     const querySpans = collector.spans.filter((span) => span.service === "subdata-query");
-    // The two feed reads (the head, then the long poll) are traces of their own.
-    expect(querySpans.filter((span) => span.name === "subdata.events.v1.EventService/ListEvents")).toHaveLength(2);
+    // The three feed reads (the head, then two long polls) are traces of their own.
+    expect(querySpans.filter((span) => span.name === "subdata.events.v1.EventService/ListEvents")).toHaveLength(3);
     const rpcSpans = querySpans.filter((span) => span.name !== "subdata.events.v1.EventService/ListEvents");
     expect(rpcSpans.length).toBeGreaterThan(0);
     const gatewaySpanIds = new Set(gatewaySpans.map((span) => span.spanId));

@@ -180,20 +180,26 @@ describe("the outbox relay", () => {
     // A poll interval far beyond the test timeout: only the commit watch can wake it in time.
     const running = relayFor({ pollIntervalMs: 10 * 60 * 1000 });
     const watchPool = new pg.Pool({ connectionString: webhookUrl, max: 1 });
+    const reported = new Set<string>();
     const watcher = createCommitWatcher({
       db: watchPool,
       logger: createLogger({ name: "watch-test", level: "silent" }),
       intervalMs: 10,
-      onCommits: () => running.relay.wake(),
+      onCommits: (merchantIds) => {
+        for (const merchantId of merchantIds) reported.add(merchantId);
+        running.relay.wake();
+      },
       onUnknown: () => running.relay.wake(),
     });
     running.relay.start();
     try {
-      // The watch's first look only sets its place (and wakes the relay, which finds nothing yet).
+      // The watch's first look wakes the relay, which finds nothing yet.
       await watcher.poll();
       watcher.start();
       await createSubscription(admin, owner);
       await waitFor("the created event published", () => allPublished(owner.merchantId));
+      // Published because the watch reported the owner's commit.
+      expect(reported.has(owner.merchantId)).toBe(true);
     } finally {
       await watcher.close();
       await watchPool.end();
@@ -204,15 +210,18 @@ describe("the outbox relay", () => {
     const owner = await createMerchant(admin, "relay notify");
     const running = relayFor({ pollIntervalMs: 10 * 60 * 1000 });
     running.relay.start();
+    // Wakes pass to the relay only once the row is written: the listener's start-up wake cannot
+    // publish it, and the relay's own poll is ten minutes away, so only the notification below can.
+    let armed = false;
     const listener = createOutboxListener({
       connectionString: webhookUrl,
       logger: createLogger({ name: "listener-test", level: "silent" }),
-      onWake: () => running.relay.wake(),
+      onWake: () => {
+        if (armed) running.relay.wake();
+      },
     });
     listener.start();
     try {
-      // Captured writes do not notify, and the relay's own poll is ten minutes away: after the
-      // listener's start-up wake, only the notification below can wake it.
       await waitFor("the listener listening", async () => {
         const { rows } = await admin.query(
           "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'subdata-relay-listen' AND query LIKE 'LISTEN%'",
@@ -220,6 +229,7 @@ describe("the outbox relay", () => {
         return rows.length > 0;
       });
       await createSubscription(admin, owner);
+      armed = true;
       await admin.query("SELECT pg_notify('subdata_outbox', '')");
       await waitFor("the created event published", () => allPublished(owner.merchantId));
     } finally {

@@ -34,7 +34,8 @@ function subscriptionsClient(baseUrl: string, serviceToken: string) {
 /** An in-process replica of the query service with the given secrets, on port 0. */
 async function replica(secrets: { serviceToken: string; pageTokenSecret: string }) {
   const logger = createLogger({ name: "query", level: "silent" });
-  const changes = createChangeNotifier({ connectionString: inject("roleDatabaseUrls").query, logger, maxWaiters: 10, pollIntervalMs: 10 });
+  const watchPool = createPool({ connectionString: inject("roleDatabaseUrls").query, max: 1, readOnly: true, applicationName: "subdata-query-changes" });
+  const changes = createChangeNotifier({ db: watchPool, logger, maxWaiters: 10, pollIntervalMs: 10 });
   const server = createQueryServer({
     pool,
     changes,
@@ -43,7 +44,9 @@ async function replica(secrets: { serviceToken: string; pageTokenSecret: string 
     callers: { gateway: [tokenSha256(secrets.serviceToken)] },
   });
   const address = await server.listen("127.0.0.1", 0);
+  // Run in reverse: the long polls first, the watch's pool last.
   closers.push(
+    () => watchPool.end(),
     () => server.close(),
     () => changes.close(),
   );

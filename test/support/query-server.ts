@@ -4,7 +4,7 @@ import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb"
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
 import { createChangeNotifier, createQueryPool, createQueryServer } from "@subdata/query";
-import { createLogger, type Pool } from "@subdata/runtime";
+import { createLogger, createPool, type Pool } from "@subdata/runtime";
 import { type CallerTokens, createAllowedCallerTransport, createCallerTokens } from "@subdata/runtime/test-support";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
@@ -45,7 +45,8 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
     applicationName: "subdata-query-test",
   });
   const logger = createLogger({ name: "query", level: "silent" });
-  const changes = createChangeNotifier({ connectionString: databaseUrl, logger, maxWaiters: options.maxWaiters ?? 100, pollIntervalMs: 10 });
+  const watchPool = createPool({ connectionString: databaseUrl, max: 1, readOnly: true, applicationName: "subdata-query-changes" });
+  const changes = createChangeNotifier({ db: watchPool, logger, maxWaiters: options.maxWaiters ?? 100, pollIntervalMs: 10 });
   const server = createQueryServer({
     pool,
     changes,
@@ -66,6 +67,7 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
     async stop() {
       connection.close();
       await changes.close();
+      await watchPool.end();
       await server.close();
       await pool.end();
     },

@@ -36,9 +36,11 @@ export interface CommitWatcherOptions {
   /** Called with the merchants whose commits became visible since the last report. */
   onCommits: (merchantIds: ReadonlySet<string>) => void;
   /**
-   * Called instead when the watcher cannot say which merchants committed: its first tick (commits
-   * before it are unknown), a jump of more than maxRange positions, or an unresolved position dropped
-   * to keep the bound. Whoever waits should look again.
+   * Called when the watcher cannot say which merchants committed: its first tick (commits before it
+   * are unknown), a jump of more than maxRange positions, a sequence that went back (a restore), or
+   * an unresolved position dropped to keep the bound. Whoever waits should look again. After the first
+   * three, the watcher still reads the last LOOK_BACK positions, so a commit that was in flight then is
+   * reported once visible.
    */
   onUnknown: () => void;
   /** Ticks only while this says so (default: always); a pause keeps the watcher's place. */
@@ -61,6 +63,12 @@ export interface CommitWatcherOptions {
 interface CommitsRow {
   commits: Array<[string, string]>;
 }
+
+/**
+ * Positions read back when the watcher has lost its place: more than a server has commits in flight at
+ * once (each needs a connection; ours allow about a hundred).
+ */
+const LOOK_BACK = 256n;
 
 const READ_SEQUENCE = "SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS last FROM change_commit_position";
 
@@ -103,12 +111,13 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
   async function poll(): Promise<void> {
     const { rows } = await options.db.query<{ last: string }>(READ_SEQUENCE);
     const last = BigInt(rows[0]?.last ?? "0");
-    if (seen === undefined || last - seen > maxRange) {
-      if (seen !== undefined) options.logger.debug({ from: String(seen), to: String(last) }, "commit watcher skipped a range");
-      seen = last;
-      unresolved.clear();
+    if (seen === undefined || last - seen > maxRange || last < seen) {
+      if (seen !== undefined) options.logger.debug({ from: String(seen), to: String(last) }, "commit watcher lost its place");
       options.onUnknown();
-      return;
+      unresolved.clear();
+      // Commits already visible are reported again (a harmless extra look for their waiters); one
+      // still in flight becomes unresolved and is reported once visible.
+      seen = last > LOOK_BACK ? last - LOOK_BACK : 0n;
     }
     if (last <= seen && unresolved.size === 0) return;
 
@@ -167,6 +176,8 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
           schedule(next);
         });
     }, delayMs);
+    // The watch alone keeps no process alive: close() stops it, exit does not wait for it.
+    timer.unref();
   }
 
   return {

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { createCommitWatcher } from "@subdata/events";
-import { createPool, ErrorReason, errorWithReason, type Logger, type Registry } from "@subdata/runtime";
+import { ErrorReason, errorWithReason, type Logger, type Queryable, type Registry } from "@subdata/runtime";
 
 export interface ChangeWaiter {
   /** Resolves at the first commit of the merchant's events after subscribe(), or when commits went unseen. */
@@ -18,8 +18,11 @@ export interface ChangeNotifier {
 }
 
 export interface ChangeNotifierOptions {
-  /** The subdata_query role's connection string: the watch has a connection of its own. */
-  connectionString: string;
+  /**
+   * The commit watch's connection: a pool of its own (one connection, no generic plans), so the watch
+   * never waits behind reads for a slot and its range read is planned for the range it reads.
+   */
+  db: Queryable;
   logger: Logger;
   /** The bound on waiters in this process; each holds a request open. */
   maxWaiters: number;
@@ -52,12 +55,8 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
     for (const merchantId of [...byMerchant.keys()]) wake(merchantId);
   };
 
-  // A connection of its own, planned per execution (no generic plans): the watch never waits behind
-  // reads for a pool slot, and its range scan is planned for the range it reads.
-  const pool = createPool({ connectionString: options.connectionString, max: 1, readOnly: true, applicationName: "subdata-query-changes" });
-  pool.on("error", (error) => options.logger.warn({ err: error }, "idle change-watch connection failed"));
   const watcher = createCommitWatcher({
-    db: pool,
+    db: options.db,
     logger: options.logger,
     intervalMs: options.pollIntervalMs,
     ...(options.metrics ? { metrics: options.metrics } : {}),
@@ -106,7 +105,6 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
     async close() {
       await watcher.close();
       wakeAll();
-      await pool.end();
     },
   };
 }

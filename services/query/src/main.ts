@@ -1,4 +1,12 @@
-import { createHealthState, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer, callerCredentialsFrom } from "@subdata/runtime";
+import {
+  createHealthState,
+  createPool,
+  createProcessObservability,
+  handleShutdown,
+  loadConfigOrExit,
+  startMetricsServer,
+  callerCredentialsFrom,
+} from "@subdata/runtime";
 import { createChangeNotifier } from "./change-notifier.ts";
 import { loadQueryConfig } from "./config.ts";
 import { queryServiceNames } from "./routes.ts";
@@ -17,8 +25,17 @@ const observability = createProcessObservability({ service: "query", logLevel: c
 const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
-const changes = createChangeNotifier({
+// The commit watch for long polls: one connection of its own, planned per execution (not the query pool's generic plans).
+const watchPool = createPool({
   connectionString: config.DATABASE_URL,
+  max: 1,
+  readOnly: true,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  applicationName: "subdata-query-changes",
+});
+watchPool.on("error", (error) => logger.warn({ err: error }, "idle commit-watch connection failed"));
+const changes = createChangeNotifier({
+  db: watchPool,
   logger,
   maxWaiters: config.SUBDATA_FEED_MAX_WAITERS,
   pollIntervalMs: config.SUBDATA_COMMIT_WATCH_INTERVAL_MS,
@@ -45,6 +62,7 @@ handleShutdown({
     { name: "changes", run: () => changes.close() },
     { name: "server", run: () => server.close() },
     { name: "pool", run: () => pool.end() },
+    { name: "commit-watch pool", run: () => watchPool.end() },
     { name: "metrics", run: () => metricsServer.close() },
     { name: "traces", run: () => observability.close() },
   ],

@@ -33,6 +33,7 @@ pool.on("error", (error) => logger.warn({ err: error }, "idle database connectio
 const watchPool = createPool({
   connectionString: config.DATABASE_URL,
   max: 1,
+  readOnly: true,
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-relay-watch",
 });
