@@ -72,7 +72,7 @@ export interface RoundResult {
 export interface Relay {
   /** Starts the claim → publish → mark loop in the background. */
   start(): void;
-  /** Something was committed to the outbox (NOTIFY): look now rather than at the next poll. */
+  /** Something was committed to the outbox (the commit watch, or a hand-back's NOTIFY): look now rather than at the next poll. */
   wake(): void;
   /** One claim/publish/mark round; the loop calls it, tests may too. Throws if the database fails. */
   runOnce(): Promise<RoundResult>;
@@ -278,7 +278,7 @@ export function createRelay(deps: RelayDeps): Relay {
       }
       healthy = true;
       failureBackoff.reset();
-      // A full batch means more may be waiting; otherwise wait for a NOTIFY or the poll.
+      // A full batch means more may be waiting; otherwise wait for a wake-up or the poll.
       if (round.published < batchSize) await waitForWake(deps.pollIntervalMs);
     }
   }
