@@ -49,14 +49,15 @@ describe("the commit watcher's schedule", () => {
     await watcher.close();
   });
 
-  it("sends nothing while inactive, and its first look after start only takes its place", async () => {
+  it("sends nothing while inactive, and then one statement per look while nothing commits", async () => {
     let active = false;
     const statements: string[] = [];
     let unknown = 0;
     const db = {
       query: (text: string) => {
         statements.push(text);
-        return Promise.resolve({ rows: [{ last: "41" }] });
+        // A database where nothing has committed yet.
+        return Promise.resolve({ rows: [{ last: "0" }] });
       },
     } as unknown as Queryable;
     const watcher = createCommitWatcher({
