@@ -122,8 +122,8 @@ async function storeEvents(db: Queryable, events: readonly IngestedEvent[], fenc
  * Wakes the workers of every replica for new rows of these endpoints, after the rows committed, in a
  * transaction of its own that commits without waiting for its WAL flush. Postgres serialises the
  * commits of all transactions that notify (one database-wide lock from before the commit record until
- * it is flushed): sent in the insert's transaction, each batch's commit would wait for, and hold back,
- * every merchant write that change capture records (they notify too), one flush at a time. A
+ * it is flushed): sent in the insert's transaction, each batch's commit would hold that lock through
+ * its flush, and every other notifying commit would queue behind it, one flush at a time. A
  * notification is not durable anyway; a crash that loses one costs at most the workers' poll
  * interval. A wake-up that fails fails the call as an insert would: the batch comes back, adds nothing,
  * and the workers' poll finds the rows already stored. The endpoints ride in the payload: a worker
