@@ -226,6 +226,7 @@ describe("the commit watcher", () => {
     expect(reports.commits).toEqual([]);
 
     active = true;
+    watcher.resume();
     await waitUntil(() => reports.commits.length > 0);
     expect(reports.commits).toEqual([[merchant.merchantId]]);
     await watcher.close();

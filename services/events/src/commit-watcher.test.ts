@@ -73,7 +73,10 @@ describe("the commit watcher's schedule", () => {
     watcher.start();
     await vi.advanceTimersByTimeAsync(100);
     expect(statements).toEqual([]);
+    // Stopped, not polling the flag: no timer is left.
+    expect(vi.getTimerCount()).toBe(0);
     active = true;
+    watcher.resume();
     await vi.advanceTimersByTimeAsync(10);
     expect(statements).toHaveLength(1);
     expect(unknown).toBe(1);

@@ -22,6 +22,8 @@ export interface CommitWatcher {
   start(): void;
   /** One tick; the loop calls it, tests may too. Throws if the database fails. */
   poll(): Promise<void>;
+  /** Ticks again after `active` said no (the loop then stops, keeping its place); call when it would say yes. */
+  resume(): void;
   /** Positions drawn but not yet seen committed, kept for the next ticks (at most maxUnresolved). */
   readonly unresolved: number;
   close(): Promise<void>;
@@ -43,7 +45,10 @@ export interface CommitWatcherOptions {
    * reported once visible.
    */
   onUnknown: () => void;
-  /** Ticks only while this says so (default: always); a pause keeps the watcher's place. */
+  /**
+   * Asked before each tick (default: always yes). On a no the loop stops, with no timer left, until
+   * resume(); the watcher keeps its place.
+   */
   active?: () => boolean;
   /** The most positions one tick reads (default 10,000); beyond, onUnknown. */
   maxRange?: number;
@@ -93,6 +98,8 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
   const unresolved = new Map<bigint, number>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  /** Stopped because `active` said no; resume() starts the loop again. */
+  let paused = false;
   let ticking: Promise<void> | undefined;
   const failedLooks = options.metrics
     ? new Counter({ name: "subdata_commit_watch_failures_total", help: "Looks for new commits that could not read them", registers: [options.metrics] })
@@ -158,7 +165,10 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
   function schedule(delayMs: number): void {
     if (closed) return;
     timer = setTimeout(() => {
-      if (!active()) return schedule(options.intervalMs);
+      if (!active()) {
+        paused = true;
+        return;
+      }
       ticking = poll()
         .then(
           () => {
@@ -185,6 +195,11 @@ export function createCommitWatcher(options: CommitWatcherOptions): CommitWatche
       if (timer === undefined && !closed) schedule(options.intervalMs);
     },
     poll,
+    resume() {
+      if (!paused || closed) return;
+      paused = false;
+      schedule(options.intervalMs);
+    },
     get unresolved() {
       return unresolved.size;
     },

@@ -36,8 +36,9 @@ export interface ChangeNotifierOptions {
 
 /**
  * Long-poll support for the change feed: one commit watcher per process (commit-watcher.ts), fanned
- * out to the requests waiting for a merchant. It polls only while someone waits. A wake-up never
- * carries data: a woken request reads the feed again, and the feed is the truth.
+ * out to the requests waiting for a merchant. It polls only while someone waits (and idleAfterMs
+ * after), and an idle replica keeps no timer running. A wake-up never carries data: a woken request
+ * reads the feed again, and the feed is the truth.
  */
 export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNotifier {
   const byMerchant = new Map<string, Set<() => void>>();
@@ -74,6 +75,7 @@ export function createChangeNotifier(options: ChangeNotifierOptions): ChangeNoti
         throw errorWithReason("too many long-polling reads are waiting in this query service", Code.ResourceExhausted, ErrorReason.TOO_MANY_WAITING_READS);
       }
       waiting++;
+      watcher.resume();
       let resolveChanged!: () => void;
       let done = false;
       const changed = new Promise<void>((resolve) => {
