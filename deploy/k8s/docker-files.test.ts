@@ -196,29 +196,64 @@ describe("deploy/docker/Dockerfile", () => {
     }
   });
 
-  it("runs every process with the V8 flags the launcher and the bench use, in places Node accepts them", () => {
+  const imageNodeOptions = () => {
     const env = finalStage
       .filter((instruction) => instruction.keyword === "ENV")
       .map((instruction) => instruction.args)
       .join(" ");
-    const options = /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "") ?? "";
-    expect(options.split(/\s+/)).toEqual([...NODE_OPTIONS_FLAGS, ...BUNDLE_NODE_FLAGS]);
-    const entrypoint = JSON.parse(finalStage.find((instruction) => instruction.keyword === "ENTRYPOINT")?.args ?? "[]") as string[];
-    expect(entrypoint).toEqual(["node", ...COMMAND_LINE_FLAGS]);
-    // Node exits 9 on a flag it refuses in NODE_OPTIONS: start one as the image would.
-    const started = spawnSync(process.execPath, [...entrypoint.slice(1), "-e", ""], { env: { ...process.env, NODE_OPTIONS: options }, encoding: "utf8" });
-    expect(started.stderr).toBe("");
-    expect(started.status).toBe(0);
+    return /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "") ?? "";
+  };
+  const imageEntrypoint = () => JSON.parse(finalStage.find((instruction) => instruction.keyword === "ENTRYPOINT")?.args ?? "[]") as string[];
+
+  it("runs every process with the V8 flags the launcher and the bench use", () => {
+    expect(imageNodeOptions().split(/\s+/)).toEqual([...NODE_OPTIONS_FLAGS, ...BUNDLE_NODE_FLAGS]);
+    expect(imageEntrypoint()).toEqual(["node", ...COMMAND_LINE_FLAGS]);
   });
 
   describe("against the bundles its build stage builds", () => {
+    /** Plays the image's WORKDIR: the build writes its dist/ here. */
+    let workDir: string;
     let outDir: string;
     let built: BuildResult;
     beforeAll(async () => {
-      outDir = mkdtempSync(join(tmpdir(), "subdata-bundle-"));
+      workDir = mkdtempSync(join(tmpdir(), "subdata-bundle-"));
+      outDir = join(workDir, "dist");
       built = await buildBundles({ repoRoot: repositoryRoot, outDir });
     });
-    afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+    afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+    it("starts node with the image's NODE_OPTIONS and ENTRYPOINT flags: source maps on for dist/, not node_modules", () => {
+      // Node exits 9 on a flag it refuses in NODE_OPTIONS, and the preload is a path from WORKDIR.
+      const started = spawnSync(process.execPath, [...imageEntrypoint().slice(1), "-p", "JSON.stringify(require('node:module').getSourceMapsSupport())"], {
+        cwd: workDir,
+        env: { ...process.env, NODE_OPTIONS: imageNodeOptions() },
+        encoding: "utf8",
+      });
+      expect(started.stderr).toBe("");
+      expect(started.status).toBe(0);
+      expect(JSON.parse(started.stdout)).toEqual({ enabled: true, nodeModules: false, generatedCode: false });
+    });
+
+    it("maps a bundle's stack trace back to its .ts source under the image's NODE_OPTIONS", async () => {
+      const fixtureDir = mkdtempSync(join(tmpdir(), "subdata-bundle-throws-"));
+      try {
+        await buildBundles({
+          repoRoot: repositoryRoot,
+          outDir: join(fixtureDir, "dist"),
+          extraEntries: { throws: "deploy/k8s/test-support/throwing-entry.ts" },
+        });
+        const run = spawnSync(process.execPath, [...imageEntrypoint().slice(1), bundlePathFor("throws")], {
+          cwd: fixtureDir,
+          env: { ...process.env, NODE_OPTIONS: imageNodeOptions() },
+          encoding: "utf8",
+        });
+        expect(run.status).toBe(1);
+        expect(run.stderr).toContain("thrown from the TypeScript source");
+        expect(run.stderr).toMatch(/deploy\/k8s\/test-support\/throwing-entry\.ts:2:7/);
+      } finally {
+        rmSync(fixtureDir, { recursive: true, force: true });
+      }
+    });
 
     it("copies every file the bundles are built from into the build stage (or the manifests stage it builds on)", () => {
       expect(stage("build")[0]!.args.split(/\s+/)[0]).toBe("manifests");

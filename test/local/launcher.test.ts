@@ -179,9 +179,11 @@ describe("npm start (deploy/local) against an existing Postgres and NATS", () =>
       const commandLines = processesWithEnv(marker)
         .filter((pid) => pid !== run.child.pid)
         .map((pid) => readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0"));
-      const scripts = commandLines.map((args) => args.find((arg) => arg.endsWith(".mjs") || arg.endsWith(".ts")));
-      // The services and the maintenance timer: each a bundle of this build, none through tsx.
+      const scripts = commandLines.map((args) => args.find((arg) => !arg.startsWith("-") && (arg.endsWith(".mjs") || arg.endsWith(".ts"))));
+      // The services and the maintenance timer: each a bundle of this build, none through tsx, each
+      // with the build's source-maps preload.
       for (const name of ["query", "auth", "webhook", "relay", "gateway", "console", "subdata"]) expect(scripts, name).toContain(bundles[name]);
+      for (const args of commandLines) expect(args).toContain(`--import=${outDir}/bin/source-maps.mjs`);
       expect(commandLines.filter((args) => args.includes("tsx"))).toEqual([]);
       const dev = readFileSync(join(dataDir, "dev.env"), "utf8");
       const token = /^SUBDATA_APP_TOKEN=(.+)$/m.exec(dev)?.[1] ?? "";

@@ -1,5 +1,5 @@
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { SERVICE_NODE_FLAGS } from "./node-flags.ts";
@@ -43,16 +43,38 @@ export function bundleNameFor(entry: string, extraEntries: Readonly<Record<strin
   return found[0];
 }
 
+/** The module every bundle preloads (`--import`), written beside the bundles by buildBundles. */
+const SOURCE_MAPS_PRELOAD = "source-maps.mjs";
+
 /**
- * What a bundle needs from `node` beyond SERVICE_NODE_FLAGS: source maps applied to stack traces, as
- * tsx applies them to the sources (its loader enables them). Costs under 1 MB RSS (idle query service
- * 78.3 → 78.9 MB). The Dockerfile's NODE_OPTIONS is both lists (docker-files.test.ts).
+ * Source maps for the bundles only, so stack traces and CPU profiles name the .ts sources as tsx does.
+ * `--enable-source-maps` would also parse the maps every package in node_modules ships, with the
+ * sources they embed, and keep them: 3.3 MB more live heap in the idle gateway, and 17–23 MB more
+ * gateway RSS at its peaks under load (docs/decisions.md, "TypeScript runs through tsx in development,
+ * bundles in production").
  */
-export const BUNDLE_NODE_FLAGS: readonly string[] = ["--enable-source-maps"];
+const SOURCE_MAPS_PRELOAD_TEXT = `// Preloaded before every bundle (--import): source maps for dist/, not for node_modules.
+import { setSourceMapsSupport } from "node:module";
+
+setSourceMapsSupport(true, { nodeModules: false, generatedCode: false });
+`;
+
+/**
+ * What a bundle needs from `node` beyond SERVICE_NODE_FLAGS: the source-maps preload in `outDir`/bin.
+ * A relative outDir is relative to the working directory, as the bundle paths are; the image's
+ * NODE_OPTIONS holds these flags for dist/ (docker-files.test.ts).
+ */
+function bundleNodeFlags(outDir: string = DIST_DIR): string[] {
+  const preload = `${outDir}/bin/${SOURCE_MAPS_PRELOAD}`;
+  return [`--import=${isAbsolute(preload) ? preload : `./${preload}`}`];
+}
+
+/** The flags bundleNodeFlags gives for the image's dist/, relative to its WORKDIR. */
+export const BUNDLE_NODE_FLAGS: readonly string[] = bundleNodeFlags();
 
 /** The arguments of `node` for one bundle, as the image runs it (paths relative to the repository root unless `outDir` is absolute). */
 export function bundleNodeArgs(name: string, outDir?: string): string[] {
-  return [...SERVICE_NODE_FLAGS, ...BUNDLE_NODE_FLAGS, bundlePathFor(name, outDir)];
+  return [...SERVICE_NODE_FLAGS, ...bundleNodeFlags(outDir), bundlePathFor(name, outDir)];
 }
 
 export interface BuildOptions {
@@ -135,6 +157,9 @@ export async function buildBundles(options: BuildOptions): Promise<BuildResult> 
     writeFileSync(partial, file.contents);
     renameSync(partial, file.path);
   }
+  const preload = join(outDir, "bin", SOURCE_MAPS_PRELOAD);
+  writeFileSync(`${preload}.${process.pid}.tmp`, SOURCE_MAPS_PRELOAD_TEXT);
+  renameSync(`${preload}.${process.pid}.tmp`, preload);
   // services/db/src/migrate.ts finds its SQL at new URL("../migrations", import.meta.url): from
   // services/db/src/ that is services/db/migrations, from dist/bin/ (the CLI bundle) dist/migrations.
   const migrations = join(outDir, "migrations");
