@@ -43,8 +43,8 @@ export function bundleNameFor(entry: string, extraEntries: Readonly<Record<strin
   return found[0];
 }
 
-/** The module every bundle preloads (`--import`), written beside the bundles by buildBundles. */
-const SOURCE_MAPS_PRELOAD = "source-maps.mjs";
+/** The module every bundle preloads (`--import`), written beside the bundles by buildBundles: dist/bin/source-maps.mjs. */
+const SOURCE_MAPS_PRELOAD = "source-maps";
 
 /**
  * Source maps for the bundles only, so stack traces and CPU profiles name the .ts sources as tsx does.
@@ -65,7 +65,7 @@ setSourceMapsSupport(true, { nodeModules: false, generatedCode: false });
  * NODE_OPTIONS holds these flags for dist/ (docker-files.test.ts).
  */
 function bundleNodeFlags(outDir: string = DIST_DIR): string[] {
-  const preload = `${outDir}/bin/${SOURCE_MAPS_PRELOAD}`;
+  const preload = bundlePathFor(SOURCE_MAPS_PRELOAD, outDir);
   return [`--import=${isAbsolute(preload) ? preload : `./${preload}`}`];
 }
 
@@ -152,14 +152,13 @@ export async function buildBundles(options: BuildOptions): Promise<BuildResult> 
     logLevel: "warning",
   });
   mkdirSync(join(outDir, "bin"), { recursive: true });
-  for (const file of result.outputFiles) {
-    const partial = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(partial, file.contents);
-    renameSync(partial, file.path);
-  }
-  const preload = join(outDir, "bin", SOURCE_MAPS_PRELOAD);
-  writeFileSync(`${preload}.${process.pid}.tmp`, SOURCE_MAPS_PRELOAD_TEXT);
-  renameSync(`${preload}.${process.pid}.tmp`, preload);
+  const replaceFile = (path: string, contents: string | Uint8Array) => {
+    const partial = `${path}.${process.pid}.tmp`;
+    writeFileSync(partial, contents);
+    renameSync(partial, path);
+  };
+  for (const file of result.outputFiles) replaceFile(file.path, file.contents);
+  replaceFile(bundlePathFor(SOURCE_MAPS_PRELOAD, outDir), SOURCE_MAPS_PRELOAD_TEXT);
   // services/db/src/migrate.ts finds its SQL at new URL("../migrations", import.meta.url): from
   // services/db/src/ that is services/db/migrations, from dist/bin/ (the CLI bundle) dist/migrations.
   const migrations = join(outDir, "migrations");
