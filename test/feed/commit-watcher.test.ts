@@ -1,5 +1,5 @@
-import { commitWatchStatements, createCommitWatcher, type CommitWatcherOptions } from "@subdata/events";
-import { createLogger, Registry } from "@subdata/runtime";
+import { commitWatchStatements, createCommitWatchPool, createCommitWatcher, type CommitWatcherOptions } from "@subdata/events";
+import { createLogger, type Pool, Registry } from "@subdata/runtime";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type PlanNode, scans } from "../support/plan-scans.ts";
@@ -16,15 +16,16 @@ describe("the commit watcher", () => {
   // The watcher reads every merchant's commits: a database of its own.
   let database: TestDatabase;
   let admin: pg.Pool;
-  let relayRole: pg.Pool;
-  let queryRole: pg.Pool;
+  let relayRole: Pool;
+  let queryRole: Pool;
   const logger = createLogger({ name: "commit-watcher-test", level: "silent" });
 
   beforeAll(async () => {
     database = await createTestDatabase("commit watch");
     admin = new pg.Pool({ connectionString: database.adminUrl, max: 6 });
-    relayRole = new pg.Pool({ connectionString: database.roleUrls.webhook, max: 1 });
-    queryRole = new pg.Pool({ connectionString: database.roleUrls.query, max: 1 });
+    // The relay runs as the webhook role's login (deploy/local's process table).
+    relayRole = createCommitWatchPool({ connectionString: database.roleUrls.webhook, applicationName: "watch-test-relay", logger });
+    queryRole = createCommitWatchPool({ connectionString: database.roleUrls.query, applicationName: "watch-test-query", logger });
   });
 
   afterAll(async () => {
@@ -105,6 +106,15 @@ describe("the commit watcher", () => {
       expect(watcher.unresolved).toBe(0);
       await watcher.close();
     }
+  });
+
+  it("watches through a pool of one read-only connection that plans each statement for its values", async () => {
+    expect(queryRole.options.max).toBe(1);
+    const { rows } = await queryRole.query<{ read_only: string; plan_cache_mode: string }>(
+      "SELECT current_setting('default_transaction_read_only') AS read_only, current_setting('plan_cache_mode') AS plan_cache_mode",
+    );
+    expect(rows).toEqual([{ read_only: "on", plan_cache_mode: "auto" }]);
+    await expect(queryRole.query("DELETE FROM change_commits")).rejects.toThrow(/read-only transaction/);
   });
 
   it("says it does not know at its first look, and still reports a commit that was in flight then", async () => {

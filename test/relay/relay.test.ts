@@ -3,7 +3,7 @@ import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { EventType } from "@subdata/proto/subdata/events/v1/event_type_pb";
 import { ChargeStatus, SubscriptionStatus } from "@subdata/proto/subdata/subscription/v1/subscription_pb";
 import { createLogger } from "@subdata/runtime";
-import { createCommitWatcher, eventSubject } from "@subdata/events";
+import { createCommitWatchPool, createCommitWatcher, eventSubject } from "@subdata/events";
 import { createEventPublisher, createOutboxListener, ensureEventStream } from "@subdata/relay";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
@@ -179,11 +179,12 @@ describe("the outbox relay", () => {
     const owner = await createMerchant(admin, "relay wake");
     // A poll interval far beyond the test timeout: only the commit watch can wake it in time.
     const running = relayFor({ pollIntervalMs: 10 * 60 * 1000 });
-    const watchPool = new pg.Pool({ connectionString: webhookUrl, max: 1 });
+    const logger = createLogger({ name: "watch-test", level: "silent" });
+    const watchPool = createCommitWatchPool({ connectionString: webhookUrl, applicationName: "relay-watch-test", logger });
     const reported = new Set<string>();
     const watcher = createCommitWatcher({
       db: watchPool,
-      logger: createLogger({ name: "watch-test", level: "silent" }),
+      logger,
       intervalMs: 10,
       onCommits: (merchantIds) => {
         for (const merchantId of merchantIds) reported.add(merchantId);

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Code, createClient } from "@connectrpc/connect";
 import { ErrorReason } from "@subdata/proto/subdata/common/v1/error_detail_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { createCommitWatchPool } from "@subdata/events";
 import { createChangeNotifier, createQueryServer } from "@subdata/query";
 import { createLogger, createPool, createServiceTransport, errorDetailOf, type Pool, tokenSha256 } from "@subdata/runtime";
 import pg from "pg";
@@ -34,7 +35,7 @@ function subscriptionsClient(baseUrl: string, serviceToken: string) {
 /** An in-process replica of the query service with the given secrets, on port 0. */
 async function replica(secrets: { serviceToken: string; pageTokenSecret: string }) {
   const logger = createLogger({ name: "query", level: "silent" });
-  const watchPool = createPool({ connectionString: inject("roleDatabaseUrls").query, max: 1, readOnly: true, applicationName: "subdata-query-changes" });
+  const watchPool = createCommitWatchPool({ connectionString: inject("roleDatabaseUrls").query, applicationName: "subdata-query-changes", logger });
   const changes = createChangeNotifier({ db: watchPool, logger, maxWaiters: 10, pollIntervalMs: 10 });
   const server = createQueryServer({
     pool,

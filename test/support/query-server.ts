@@ -3,8 +3,9 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { EventService } from "@subdata/proto/subdata/events/v1/event_service_pb";
 import { OrderService } from "@subdata/proto/subdata/order/v1/order_service_pb";
 import { SubscriptionService } from "@subdata/proto/subdata/subscription/v1/subscription_service_pb";
+import { createCommitWatchPool } from "@subdata/events";
 import { createChangeNotifier, createQueryPool, createQueryServer } from "@subdata/query";
-import { createLogger, createPool, type Pool } from "@subdata/runtime";
+import { createLogger, type Pool } from "@subdata/runtime";
 import { type CallerTokens, createAllowedCallerTransport, createCallerTokens } from "@subdata/runtime/test-support";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
@@ -45,7 +46,7 @@ export async function startQueryServer(options: StartQueryServerOptions = {}): P
     applicationName: "subdata-query-test",
   });
   const logger = createLogger({ name: "query", level: "silent" });
-  const watchPool = createPool({ connectionString: databaseUrl, max: 1, readOnly: true, applicationName: "subdata-query-changes" });
+  const watchPool = createCommitWatchPool({ connectionString: databaseUrl, applicationName: "subdata-query-changes", logger });
   const changes = createChangeNotifier({ db: watchPool, logger, maxWaiters: options.maxWaiters ?? 100, pollIntervalMs: 10 });
   const server = createQueryServer({
     pool,

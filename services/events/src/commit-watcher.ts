@@ -1,4 +1,4 @@
-import { Counter, createBackoff, Gauge, type Logger, type Queryable, type Registry } from "@subdata/runtime";
+import { Counter, createBackoff, createPool, Gauge, type Logger, type Pool, type Queryable, type Registry } from "@subdata/runtime";
 
 /**
  * Learns which merchants' changes have committed by polling, so that no writer notifies: a transaction
@@ -85,6 +85,31 @@ const READ_COMMITS = `
 
 /** The watch's statements, for the plan test: both are sent unnamed, so each is planned for its values. */
 export const commitWatchStatements = { readSequence: READ_SEQUENCE, readCommits: READ_COMMITS } as const;
+
+export interface CommitWatchPoolOptions {
+  /** A role that may read change_commit_position and change_commits (query, relay). */
+  connectionString: string;
+  applicationName: string;
+  statementTimeoutMs?: number;
+  logger: Logger;
+}
+
+/**
+ * The watch's own pool: one read-only connection, so a tick never waits behind the process's other
+ * work for a slot, and planned per execution (a query pool's forced generic plans would not see the
+ * range the tick reads). A connection lost while idle is logged; the next tick reconnects.
+ */
+export function createCommitWatchPool(options: CommitWatchPoolOptions): Pool {
+  const pool = createPool({
+    connectionString: options.connectionString,
+    max: 1,
+    readOnly: true,
+    statementTimeoutMs: options.statementTimeoutMs,
+    applicationName: options.applicationName,
+  });
+  pool.on("error", (error) => options.logger.warn({ err: error }, "idle commit-watch connection failed"));
+  return pool;
+}
 
 export function createCommitWatcher(options: CommitWatcherOptions): CommitWatcher {
   const maxRange = BigInt(options.maxRange ?? 10_000);

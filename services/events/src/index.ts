@@ -20,4 +20,9 @@ export {
   type NatsRole,
   type NatsUsers,
 } from "./nats-permissions.ts";
-export { commitWatchStatements, createCommitWatcher, type CommitWatcherOptions } from "./commit-watcher.ts";
+export {
+  commitWatchStatements,
+  createCommitWatchPool,
+  createCommitWatcher,
+  type CommitWatcherOptions,
+} from "./commit-watcher.ts";

@@ -1,12 +1,5 @@
-import {
-  createHealthState,
-  createPool,
-  createProcessObservability,
-  handleShutdown,
-  loadConfigOrExit,
-  startMetricsServer,
-  callerCredentialsFrom,
-} from "@subdata/runtime";
+import { createCommitWatchPool } from "@subdata/events";
+import { createHealthState, createProcessObservability, handleShutdown, loadConfigOrExit, startMetricsServer, callerCredentialsFrom } from "@subdata/runtime";
 import { createChangeNotifier } from "./change-notifier.ts";
 import { loadQueryConfig } from "./config.ts";
 import { queryServiceNames } from "./routes.ts";
@@ -25,15 +18,12 @@ const observability = createProcessObservability({ service: "query", logLevel: c
 const { logger, metrics, trace, tracing } = observability;
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
 const health = createHealthState({ maxWatches: config.SUBDATA_HEALTH_MAX_WATCHES });
-// The commit watch for long polls: one connection of its own, planned per execution (not the query pool's generic plans).
-const watchPool = createPool({
+const watchPool = createCommitWatchPool({
   connectionString: config.DATABASE_URL,
-  max: 1,
-  readOnly: true,
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-query-changes",
+  logger,
 });
-watchPool.on("error", (error) => logger.warn({ err: error }, "idle commit-watch connection failed"));
 const changes = createChangeNotifier({
   db: watchPool,
   logger,

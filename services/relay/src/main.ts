@@ -1,5 +1,5 @@
 import { createBackoff, createPool, createProcessObservability, handleShutdown, loadConfigOrExit, natsCredentials, sleep } from "@subdata/runtime";
-import { connectNats, createCommitWatcher } from "@subdata/events";
+import { connectNats, createCommitWatchPool, createCommitWatcher } from "@subdata/events";
 import { createEventPublisher, ensureEventStream, streamRetentionWarning } from "./event-stream.ts";
 import { createOutboxListener } from "./outbox-listener.ts";
 import { createOutboxRepository } from "./outbox-repository.ts";
@@ -29,15 +29,12 @@ const { logger, metrics, tracing } = observability;
 const { onRound, onPurge } = createRelayMetrics(metrics, pool);
 // An idle client losing its connection must not crash the process; the next round backs off.
 pool.on("error", (error) => logger.warn({ err: error }, "idle database connection failed"));
-// The commit watch has a connection of its own, so it never waits behind a round for a slot.
-const watchPool = createPool({
+const watchPool = createCommitWatchPool({
   connectionString: config.DATABASE_URL,
-  max: 1,
-  readOnly: true,
   statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
   applicationName: "subdata-relay-watch",
+  logger,
 });
-watchPool.on("error", (error) => logger.warn({ err: error }, "idle commit-watch connection failed"));
 
 let relay: ReturnType<typeof createRelay> | undefined;
 let stopping = false;
