@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -11,11 +10,13 @@ import {
   bundleNameFor,
   bundleNodeArgs,
   childEnvironment,
+  createPortPicker,
   type DevSecrets,
   formatLogLine,
   grpcHealthServing,
   httpAnswers,
   type ManagedProcess,
+  portBlockCount,
   prefixLines,
   type ProcessSpec,
   spawnManaged,
@@ -134,23 +135,14 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startStack(options: StackOptions): Promise<Stack> {
   // Rebuilt on every run (about a second), so the bench always measures the working tree.
   const started = performance.now();
   await buildBundles({ repoRoot: options.repoRoot, extraEntries: BENCH_ENTRIES });
   options.say(`bundled the processes into dist/bin in ${Math.round(performance.now() - started)} ms`);
+  // The last block below the ephemeral range: the test workers count from the first.
+  const portPicker = createPortPicker(portBlockCount() - 1);
+  const freePort = () => portPicker.next();
   const ports = {
     gateway: await freePort(),
     query: await freePort(),
