@@ -13,6 +13,7 @@ import {
   bundlePathFor,
   COMMAND_LINE_FLAGS,
   composeEnvironment,
+  MALLOC_TUNABLES,
   NODE_OPTIONS_FLAGS,
 } from "@subdata/local";
 import { loadConfig } from "@subdata/runtime";
@@ -196,18 +197,34 @@ describe("deploy/docker/Dockerfile", () => {
     }
   });
 
-  const imageNodeOptions = () => {
+  /** A variable the final stage's ENV sets, unquoted; "" when it sets none. */
+  const imageEnv = (name: string) => {
     const env = finalStage
       .filter((instruction) => instruction.keyword === "ENV")
       .map((instruction) => instruction.args)
       .join(" ");
-    return /NODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1]?.replace(/^"|"$/g, "") ?? "";
+    return new RegExp(`\\b${name}=("[^"]*"|\\S+)`).exec(env)?.[1]?.replace(/^"|"$/g, "") ?? "";
   };
+  const imageNodeOptions = () => imageEnv("NODE_OPTIONS");
   const imageEntrypoint = () => JSON.parse(finalStage.find((instruction) => instruction.keyword === "ENTRYPOINT")?.args ?? "[]") as string[];
 
   it("runs every process with the V8 flags the launcher and the bench use", () => {
     expect(imageNodeOptions().split(/\s+/)).toEqual([...NODE_OPTIONS_FLAGS, ...BUNDLE_NODE_FLAGS]);
     expect(imageEntrypoint()).toEqual(["node", ...COMMAND_LINE_FLAGS]);
+  });
+
+  it("sets the malloc settings the launcher and the bench give their processes", () => {
+    expect(imageEnv("GLIBC_TUNABLES")).toBe(MALLOC_TUNABLES);
+  });
+
+  // glibc ignores a tunable it cannot parse without a word; its loader lists the values in force. The
+  // image's base is x86-64 glibc; on a host without that loader there is nothing to ask.
+  const glibcLoader = "/lib64/ld-linux-x86-64.so.2";
+  it.skipIf(!existsSync(glibcLoader))("gives malloc settings glibc's loader takes: two arenas, a 128 KB mmap threshold", () => {
+    const listed = spawnSync(glibcLoader, ["--list-tunables"], { env: { GLIBC_TUNABLES: imageEnv("GLIBC_TUNABLES") }, encoding: "utf8" });
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toMatch(/^glibc\.malloc\.arena_max: 0x2 /m);
+    expect(listed.stdout).toMatch(/^glibc\.malloc\.mmap_threshold: 0x20000 /m);
   });
 
   describe("against the bundles its build stage builds", () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadLocalConfig } from "../../deploy/local/src/config.ts";
 import type { DevSecrets } from "../../deploy/local/src/dev-secrets.ts";
 import type { ManagedProcess } from "../../deploy/local/src/managed-process.ts";
+import { MALLOC_TUNABLES } from "../../deploy/local/src/node-flags.ts";
 import { buildProcessTable, childEnvironment } from "../../deploy/local/src/process-table.ts";
 import { renderSummary } from "../../deploy/local/src/summary.ts";
 
@@ -85,6 +86,12 @@ describe("the process table", () => {
     expect(byName("gateway").env).toMatchObject({ NATS_USER: "subdata-gateway", NATS_PASSWORD: secrets.SUBDATA_NATS_GATEWAY_PASSWORD });
     expect(byName("query").env.NATS_USER).toBeUndefined();
     expect(byName("maintain").env.NATS_USER).toBeUndefined();
+  });
+
+  it("gives every child the image's malloc settings unless the caller sets GLIBC_TUNABLES itself", () => {
+    for (const spec of table) expect(childEnvironment({ PATH: "/usr/bin" }, spec).GLIBC_TUNABLES).toBe(MALLOC_TUNABLES);
+    expect(childEnvironment({ GLIBC_TUNABLES: "" }, byName("gateway")).GLIBC_TUNABLES).toBe("");
+    expect(childEnvironment({ GLIBC_TUNABLES: "glibc.malloc.arena_max=4" }, byName("query")).GLIBC_TUNABLES).toBe("glibc.malloc.arena_max=4");
   });
 
   it("never hands the launcher's own admin DATABASE_URL down to a child", () => {

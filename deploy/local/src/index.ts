@@ -16,6 +16,6 @@ export {
   bundleNodeArgs,
   bundlePathFor,
 } from "./bundle.ts";
-export { COMMAND_LINE_FLAGS, NODE_OPTIONS_FLAGS } from "./node-flags.ts";
+export { COMMAND_LINE_FLAGS, MALLOC_TUNABLES, NODE_OPTIONS_FLAGS } from "./node-flags.ts";
 // The variables deploy/compose.yaml needs, as `npm run compose:env` writes them.
 export { composeEnvironment } from "./compose-env.ts";

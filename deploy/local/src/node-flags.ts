@@ -27,6 +27,20 @@ export const NODE_OPTIONS_FLAGS: readonly string[] = ["--max-semi-space-size=8",
 export const COMMAND_LINE_FLAGS: readonly string[] = ["--heap-growing-percent=100"];
 export const SERVICE_NODE_FLAGS: readonly string[] = [...NODE_OPTIONS_FLAGS, ...COMMAND_LINE_FLAGS];
 
+/**
+ * glibc's allocator settings for every process (GLIBC_TUNABLES): the image's ENV, and deploy/local's
+ * children (npm start, the bench) unless the caller's environment sets the variable itself.
+ *
+ * At most two malloc arenas instead of eight per core, and a fixed mmap threshold of 128 KB: by default
+ * glibc raises the threshold each time a large block is freed, so later large Buffers come from the
+ * main heap, and the heap keeps what they leave behind. With both, in alternating runs of
+ * `--quick --scenarios list50,get,orders50` (4 against 6), peak RSS under orders50 was 191–198 MB
+ * against 197–208 in the gateway, 155–163 against 154–179 in the query service and 163–182 against
+ * 176–193 in the same-SQL baseline (medians 8–12 MB lower); CPU per request within the runs' spread. Either alone made no difference beyond noise (docs/decisions.md, "glibc
+ * malloc settings"). Other C libraries ignore the variable.
+ */
+export const MALLOC_TUNABLES = "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072";
+
 /** The arguments of `node` for one source entry point (npm start): the flags above, then tsx, then the script. */
 export function serviceNodeArgs(entry: string): string[] {
   return [...SERVICE_NODE_FLAGS, "--import", "tsx", entry];

@@ -2,6 +2,7 @@ import type { LocalConfig } from "./config.ts";
 import type { RoleDatabaseUrls } from "./database.ts";
 import type { NatsRole } from "@subdata/events";
 import { type DevSecrets, devCallerHashes, devNatsUsers } from "./dev-secrets.ts";
+import { MALLOC_TUNABLES } from "./node-flags.ts";
 
 /** How the launcher knows a process is ready to serve. */
 export type Readiness = { kind: "grpc-health" } | { kind: "http"; path: string } | { kind: "none" };
@@ -168,8 +169,11 @@ export function buildProcessTable(input: ProcessTableInput): ProcessSpec[] {
   ];
 }
 
-/** The parent's environment minus what would leak the admin connection or clash, plus `spec.env`. */
+/**
+ * The parent's environment minus what would leak the admin connection or clash, plus `spec.env`; with
+ * the image's malloc settings unless the parent sets GLIBC_TUNABLES (empty turns them off).
+ */
 export function childEnvironment(parent: NodeJS.ProcessEnv, spec: ProcessSpec): NodeJS.ProcessEnv {
   const { DATABASE_URL: _admin, PORT: _port, HOST: _host, ...rest } = parent;
-  return { ...rest, ...spec.env };
+  return { GLIBC_TUNABLES: MALLOC_TUNABLES, ...rest, ...spec.env };
 }
