@@ -36,7 +36,8 @@ export const SERVICE_NODE_FLAGS: readonly string[] = [...NODE_OPTIONS_FLAGS, ...
  * main heap, and the heap keeps what they leave behind. With both, in alternating runs of
  * `--quick --scenarios list50,get,orders50` (4 against 6), peak RSS under orders50 was 191–198 MB
  * against 197–208 in the gateway, 155–163 against 154–179 in the query service and 163–182 against
- * 176–193 in the same-SQL baseline (medians 8–12 MB lower); CPU per request within the runs' spread. Either alone made no difference beyond noise (docs/decisions.md, "glibc
+ * 176–193 in the same-SQL baseline (medians 8–12 MB lower), and 162–183 against 184–200 in the webhook
+ * service's burst; CPU per request and deliveries/s within the runs' spread. Either alone made no difference beyond noise (docs/decisions.md, "glibc
  * malloc settings"). Other C libraries ignore the variable.
  */
 export const MALLOC_TUNABLES = "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072";
