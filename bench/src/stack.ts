@@ -5,6 +5,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { ServiceName } from "@subdata/db";
 import {
+  BENCH_PORT_BLOCK,
   buildBundles,
   buildProcessTable,
   bundleNameFor,
@@ -16,7 +17,6 @@ import {
   grpcHealthServing,
   httpAnswers,
   type ManagedProcess,
-  portBlockCount,
   prefixLines,
   type ProcessSpec,
   spawnManaged,
@@ -140,8 +140,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const started = performance.now();
   await buildBundles({ repoRoot: options.repoRoot, extraEntries: BENCH_ENTRIES });
   options.say(`bundled the processes into dist/bin in ${Math.round(performance.now() - started)} ms`);
-  // The last block below the ephemeral range: the test workers count from the first.
-  const portPicker = createPortPicker(portBlockCount() - 1);
+  const portPicker = createPortPicker(BENCH_PORT_BLOCK);
   const freePort = () => portPicker.next();
   const ports = {
     gateway: await freePort(),

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import net from "node:net";
+import { freePort } from "../support/free-port.ts";
 
 /**
  * A TCP fault proxy on 127.0.0.1 in front of one upstream (Postgres, NATS, a webhook receiver). The
@@ -38,29 +38,20 @@ function listen(server: net.Server, port: number): Promise<number> {
 }
 
 /**
- * Listens on a port below the kernel's ephemeral range. "refuse" closes the listener and "pass" binds
- * the same port again; a port from the ephemeral range (what listen(0) gives) can meanwhile become the
- * source port of any outgoing connection on the machine, and the re-bind then fails with EADDRINUSE
- * (seen in CI). Ports outside that range are taken only by explicit binds; a taken one is skipped.
+ * Listens on a port from the worker's block below the kernel's ephemeral range (free-port.ts), the
+ * block the suite's services take theirs from, so the two never pick the same one. "refuse" closes the
+ * listener and "pass" binds the same port again: a port from the ephemeral range (what listen(0) gives)
+ * could meanwhile become the source port of any outgoing connection on the machine, and the re-bind
+ * then fail with EADDRINUSE (seen in CI). A port taken between the pick and the bind is skipped.
  */
 async function listenOutsideEphemeralRange(server: net.Server): Promise<number> {
-  let ephemeralLow = 32_768;
-  try {
-    ephemeralLow = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || ephemeralLow;
-  } catch {
-    // Not Linux: keep the usual default.
-  }
-  const lowest = 10_000;
-  if (ephemeralLow - lowest < 1_000) return listen(server, 0);
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const candidate = lowest + Math.floor(Math.random() * (ephemeralLow - lowest));
+  for (let attempt = 0; ; attempt++) {
     try {
-      return await listen(server, candidate);
+      return await listen(server, await freePort());
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt >= 10) throw error;
     }
   }
-  return listen(server, 0);
 }
 
 export async function startFaultProxy(upstream: { host: string; port: number }, initial: FaultMode = { kind: "pass" }): Promise<FaultProxy> {

@@ -1,7 +1,7 @@
-import { createServer } from "node:net";
 import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json, runCli } from "../cli/run-cli.ts";
+import { freePort } from "../support/free-port.ts";
 import { pollUntil } from "../gateway/gateway-harness.ts";
 import { apiSnapshot, copySnapshot, eventsAfter, seedMerchant, spawnMirror, startMirrorHarness, syncState, type MirrorHarness } from "./mirror-harness.ts";
 
@@ -23,14 +23,6 @@ async function runBin(args: readonly string[], key: string | undefined, extraEnv
 }
 
 const copyArgs = (schema: string, ...more: string[]) => ["--api-url", harness.apiUrl, "--to", harness.targetUrl, "--schema", schema, ...more];
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe("subdata-mirror as a process", () => {
   it("follows the feed until SIGTERM, then finishes its page and exits 0", async () => {
@@ -109,7 +101,7 @@ describe("subdata-mirror refusing bad input", () => {
   });
 
   it("names an API it cannot reach and exits 1", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const run = await runBin(["--api-url", `http://127.0.0.1:${port}`, "--to", harness.targetUrl, "--schema", "no_api"], "sds_whatever");
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
@@ -120,7 +112,7 @@ describe("subdata-mirror refusing bad input", () => {
 
   it("names a target database it cannot reach, without its password, and exits 1", async () => {
     const merchant = await harness.merchant();
-    const port = await closedPort();
+    const port = await freePort();
     const run = await runBin(["--api-url", harness.apiUrl, "--to", `postgres://postgres:hunter2@127.0.0.1:${port}/copy`], merchant.key);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(

@@ -1,10 +1,10 @@
-// The launcher's pieces the benchmark reuses to run the same stack: the process table, spawning, readiness, log lines.
+// The launcher's pieces the benchmark reuses to run the same stack: the process table, spawning, readiness, log lines, ports.
 export type { DevSecrets } from "./dev-secrets.ts";
 export { formatLogLine, prefixLines } from "./log-line.ts";
 export { spawnManaged, type ManagedProcess } from "./managed-process.ts";
 export { buildProcessTable, childEnvironment, stackUrls, type ProcessSpec } from "./process-table.ts";
 export { grpcHealthServing, httpAnswers, waitFor } from "./readiness.ts";
-export { createPortPicker, portBlockCount } from "./port-picker.ts";
+export { BENCH_PORT_BLOCK, createPortPicker } from "./port-picker.ts";
 // The bundles (`npm run build`) the image, the bench and `npm run start:bundled` run, and the V8 flags every process runs with.
 export {
   BUNDLE_ENTRIES,

@@ -1,6 +1,6 @@
 /**
- * The V8 flags every subdata process runs with, here, in the bench and in the image: the Dockerfile's
- * NODE_OPTIONS holds NODE_OPTIONS_FLAGS and its ENTRYPOINT COMMAND_LINE_FLAGS, because Node refuses
+ * The V8 flags every subdata process runs with (and, below, its malloc settings), here, in the bench and
+ * in the image: the Dockerfile's NODE_OPTIONS holds NODE_OPTIONS_FLAGS and its ENTRYPOINT COMMAND_LINE_FLAGS, because Node refuses
  * --heap-growing-percent in NODE_OPTIONS (exit 9); deploy/k8s/docker-files.test.ts keeps them equal and
  * runs node with both.
  *
@@ -28,17 +28,11 @@ export const COMMAND_LINE_FLAGS: readonly string[] = ["--heap-growing-percent=10
 export const SERVICE_NODE_FLAGS: readonly string[] = [...NODE_OPTIONS_FLAGS, ...COMMAND_LINE_FLAGS];
 
 /**
- * glibc's allocator settings for every process (GLIBC_TUNABLES): the image's ENV, and deploy/local's
- * children (npm start, the bench) unless the caller's environment sets the variable itself.
- *
- * At most two malloc arenas instead of eight per core, and a fixed mmap threshold of 128 KB: by default
- * glibc raises the threshold each time a large block is freed, so later large Buffers come from the
- * main heap, and the heap keeps what they leave behind. With both, in alternating runs of
- * `--quick --scenarios list50,get,orders50` (4 against 6), peak RSS under orders50 was 191–198 MB
- * against 197–208 in the gateway, 155–163 against 154–179 in the query service and 163–182 against
- * 176–193 in the same-SQL baseline (medians 8–12 MB lower), and 162–183 against 184–200 in the webhook
- * service's burst; CPU per request and deliveries/s within the runs' spread. Either alone made no difference beyond noise (docs/decisions.md, "glibc
- * malloc settings"). Other C libraries ignore the variable.
+ * glibc's allocator settings for every service process (GLIBC_TUNABLES): the image's ENV, and
+ * deploy/local's children (npm start, the bench) unless the caller's environment sets the variable.
+ * Two arenas and a fixed 128 KB mmap threshold (which also holds the trim threshold at 128 KB): peak RSS
+ * under load 8–17 MB lower (medians) in the gateway, query and webhook services, CPU unchanged within
+ * noise; neither setting alone made a difference (docs/decisions.md, "glibc malloc settings").
  */
 export const MALLOC_TUNABLES = "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072";
 

@@ -1,9 +1,6 @@
-import { readFileSync } from "node:fs";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { createPortPicker, portBlockCount } from "./port-picker.ts";
-
-const ephemeralLow = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+import { BENCH_PORT_BLOCK, createPortPicker, ephemeralPortLow, portBlock, portBlockCount } from "./port-picker.ts";
 
 function listenOn(port: number): Promise<net.Server> {
   return new Promise((resolve, reject) => {
@@ -14,32 +11,33 @@ function listenOn(port: number): Promise<net.Server> {
 }
 
 describe("the port picker", () => {
-  it("hands out ports below the kernel's ephemeral range, each block its own", async () => {
-    const blocks = portBlockCount();
-    expect(blocks).toBe(Math.floor((ephemeralLow - 10_000) / 1_000));
-    const first = createPortPicker(0);
-    const last = createPortPicker(blocks - 1);
-    const ports = { first: [] as number[], last: [] as number[] };
-    for (let i = 0; i < 5; i++) {
-      ports.first.push(await first.next());
-      ports.last.push(await last.next());
-    }
-    for (const port of [...ports.first, ...ports.last]) expect(port).toBeLessThan(ephemeralLow);
-    expect(new Set([...ports.first, ...ports.last]).size).toBe(10);
-    expect(Math.max(...ports.first)).toBeLessThan(11_000);
-    expect(Math.min(...ports.last)).toBeGreaterThanOrEqual(10_000 + (blocks - 1) * 1_000);
+  it("cuts the ports below the kernel's ephemeral range into blocks of 200, and refuses a block past them", () => {
+    const count = portBlockCount();
+    expect(count).toBe(Math.floor((ephemeralPortLow() - 10_000) / 200));
+    expect(portBlock(BENCH_PORT_BLOCK)).toEqual({ first: 10_000, last: 10_199 });
+    expect(portBlock(1)).toEqual({ first: 10_200, last: 10_399 });
+    expect(portBlock(count - 1).last).toBeLessThan(ephemeralPortLow());
+    expect(() => portBlock(count)).toThrow(RangeError);
+    expect(() => portBlock(-1)).toThrow(RangeError);
   });
 
-  it("skips a port something already listens on", async () => {
-    // A block no test worker counts through (they take the first ones, the bench the last).
-    const block = portBlockCount() - 2;
-    const probe = createPortPicker(block);
-    const taken = await probe.next();
-    const server = await listenOn(taken + 1);
+  // Real ports only in this worker's own block (VITEST_POOL_ID): no other process picks from it now.
+  const ownBlock = Number(process.env.VITEST_POOL_ID ?? "1") || 1;
+
+  it("hands out ports of its block, and skips one something listens on", async () => {
+    const { first, last } = portBlock(ownBlock);
+    const picker = createPortPicker(ownBlock);
+    const held = await picker.next();
+    const server = await listenOn(held);
     try {
-      const picker = createPortPicker(block);
-      expect(await picker.next()).toBe(taken);
-      expect(await picker.next()).toBe(taken + 2);
+      // A whole round of the block and one more: the count passes the held port again, and skips it.
+      const handed: number[] = [];
+      for (let i = 0; i < 201; i++) handed.push(await picker.next());
+      for (const port of [held, ...handed]) {
+        expect(port).toBeGreaterThanOrEqual(first);
+        expect(port).toBeLessThanOrEqual(last);
+      }
+      expect(handed).not.toContain(held);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

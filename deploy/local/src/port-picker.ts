@@ -1,3 +1,4 @@
+import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import net from "node:net";
 
@@ -8,47 +9,58 @@ import net from "node:net";
  * stack opens hundreds: pools, NATS, the load generator) or to another process's listen(0), before the
  * server binds it (EADDRINUSE).
  *
- * The range from 10,000 to the ephemeral range is cut into blocks of 1,000; each picker counts through
- * the block it is given, skipping ports something listens on, so pickers of different blocks (the test
- * workers, the bench) never hand out the same port.
+ * The ports from 10,000 up to the ephemeral range are cut into blocks of 200, one per picker that may
+ * run at once: block 0 is the bench's (BENCH_PORT_BLOCK), block n vitest worker n's (VITEST_POOL_ID,
+ * 1 to maxWorkers). A picker counts through its block from a random place, skipping ports something
+ * listens on, so two pickers never hand out the same port and two runs of one block seldom do.
  */
 export interface PortPicker {
   next(): Promise<number>;
 }
 
+export const BENCH_PORT_BLOCK = 0;
+
 const FIRST_PORT = 10_000;
-const BLOCK_SIZE = 1_000;
-
-/** How many blocks fit below the ephemeral range (0 when none does: pickers then use listen(0)). */
-export function portBlockCount(): number {
-  return Math.max(0, Math.floor((ephemeralLow() - FIRST_PORT) / BLOCK_SIZE));
-}
-
-/** A picker over block `index` (taken modulo portBlockCount()). */
-export function createPortPicker(index: number): PortPicker {
-  const blocks = portBlockCount();
-  if (blocks < 1) return { next: ephemeralPort };
-  const start = FIRST_PORT + (((index % blocks) + blocks) % blocks) * BLOCK_SIZE;
-  let nextOffset = 0;
-  return {
-    async next() {
-      for (let tries = 0; tries < BLOCK_SIZE; tries++) {
-        const port = start + (nextOffset++ % BLOCK_SIZE);
-        if (await canListen(port)) return port;
-      }
-      throw new Error(`no free port in ${start}–${start + BLOCK_SIZE - 1}`);
-    },
-  };
-}
+const BLOCK_SIZE = 200;
 
 /** The lowest port the kernel hands out on its own (Linux; its default elsewhere). */
-function ephemeralLow(): number {
+export function ephemeralPortLow(): number {
   try {
     const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
     return Number.isInteger(low) && low > 0 ? low : 32_768;
   } catch {
     return 32_768;
   }
+}
+
+/** How many blocks fit below the ephemeral range (0 when none does: pickers then use listen(0)). */
+export function portBlockCount(): number {
+  return Math.max(0, Math.floor((ephemeralPortLow() - FIRST_PORT) / BLOCK_SIZE));
+}
+
+/** The ports of block `index`, first and last. */
+export function portBlock(index: number): { first: number; last: number } {
+  const count = portBlockCount();
+  if (!Number.isInteger(index) || index < 0 || index >= count)
+    throw new RangeError(`port block ${index}: the ports from ${FIRST_PORT} to the ephemeral range (${ephemeralPortLow()}) hold blocks 0–${count - 1}`);
+  const first = FIRST_PORT + index * BLOCK_SIZE;
+  return { first, last: first + BLOCK_SIZE - 1 };
+}
+
+/** A picker over block `index`; over listen(0) when no block fits below the ephemeral range. */
+export function createPortPicker(index: number): PortPicker {
+  if (portBlockCount() === 0) return { next: ephemeralPort };
+  const { first, last } = portBlock(index);
+  let offset = randomInt(BLOCK_SIZE);
+  return {
+    async next() {
+      for (let tries = 0; tries < BLOCK_SIZE; tries++) {
+        const port = first + (offset++ % BLOCK_SIZE);
+        if (await canListen(port)) return port;
+      }
+      throw new Error(`no free port in ${first}–${last}`);
+    },
+  };
 }
 
 function canListen(port: number): Promise<boolean> {
