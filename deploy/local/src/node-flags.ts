@@ -1,8 +1,8 @@
 /**
  * The V8 flags every subdata process runs with (and, below, its malloc settings), here, in the bench and
- * in the image: the Dockerfile's NODE_OPTIONS holds NODE_OPTIONS_FLAGS and its ENTRYPOINT COMMAND_LINE_FLAGS, because Node refuses
- * --heap-growing-percent in NODE_OPTIONS (exit 9); deploy/k8s/docker-files.test.ts keeps them equal and
- * runs node with both.
+ * in the image: the Dockerfile's NODE_OPTIONS holds NODE_OPTIONS_FLAGS and its ENTRYPOINT
+ * COMMAND_LINE_FLAGS, because Node refuses --heap-growing-percent in NODE_OPTIONS (exit 9);
+ * deploy/k8s/docker-files.test.ts keeps them equal and runs node with both.
  *
  * A semi-space of 8 MB instead of Node 20's 16 MB caps the young generation at 24 MB instead of 48 MB:
  * 10–20 MB less peak RSS per process under 64-connection load, with scavenges twice as frequent but
