@@ -378,8 +378,12 @@ describe("fault suite", () => {
       // its batch, every claim leaves the slow merchant out as it does at the cap: it is claimed for again
       // only once half of its cap is free, so between waves it holds anything from just over half of its
       // cap to all of it.
-      const MERCHANT_CAP = inFlightCaps(loadConfig(deliveryPipelineConfigShape, {})).perMerchant;
+      const PIPELINE_DEFAULTS = loadConfig(deliveryPipelineConfigShape, {});
+      const MERCHANT_CAP = inFlightCaps(PIPELINE_DEFAULTS).perMerchant;
       const HELD = MERCHANT_CAP - claimBatch(MERCHANT_CAP) + 1;
+      // Enough that the slow merchant's heads (ten per subscription) outnumber a replica's slots: without
+      // the merchant cap it would hold every one of them.
+      const SLOW_SUBSCRIPTIONS = Math.ceil((1.2 * PIPELINE_DEFAULTS.SUBDATA_WEBHOOK_CONCURRENCY) / 10);
       const otherReceiver: FaultReceiver = await startFaultReceiver();
       const slowInFlight = async (merchantId: string) =>
         (
@@ -403,13 +407,13 @@ describe("fault suite", () => {
         let loaded: number[] = [];
         const inFlight = { before: 0, during: [] as number[] };
         await scenario("merchant with 10 endpoints answering 2xx after 10 s; another merchant's changes meanwhile", {
-          subscriptions: 30,
-          // 30 subscriptions' creations, then 30 changes, at each of 10 endpoints: 600 deliveries, up to
-          // 300 heads at once, more than a replica's 256 slots.
+          subscriptions: SLOW_SUBSCRIPTIONS,
+          // Each subscription's creation, then a change, at each of 10 endpoints: up to 10 heads per
+          // subscription at once, more in all than the replica's slots.
           receivers: Array.from({ length: 10 }, () => ({ behaviour: () => ({ status: 204, delayMs: 10_000 }) })),
           settleMs: 180_000,
           async act({ tenant }) {
-            await produceChanges(stack, tenant, 30);
+            await produceChanges(stack, tenant, SLOW_SUBSCRIPTIONS);
             // The slow merchant holds more than its batch before the other merchant's changes start.
             const deadline = Date.now() + 30_000;
             for (;;) {

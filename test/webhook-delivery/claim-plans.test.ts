@@ -1,6 +1,8 @@
+import { loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import { claimStatements } from "../../services/webhook/src/delivery/claim-repository.ts";
 import { recordStatements } from "../../services/webhook/src/delivery/record-repository.ts";
+import { deliveryPipelineConfigShape, inFlightCaps } from "../../services/webhook/src/pipeline-config.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { explainRolledBack, type PlanNode, scans } from "../support/plan-scans.ts";
 
@@ -18,9 +20,10 @@ import { explainRolledBack, type PlanNode, scans } from "../support/plan-scans.t
 
 const RESOURCES = 4_000;
 const VERSIONS = 5;
-/** The worker's defaults: a replica's 256 slots, half of them one endpoint's, a claim window of twice the free slots. */
-const CAP = 128;
-const WINDOW = 512;
+/** The worker's defaults: a replica's slots, half of them one endpoint's, a claim window of twice the free slots. */
+const DEFAULTS = loadConfig(deliveryPipelineConfigShape, {});
+const CAP = inFlightCaps(DEFAULTS).perEndpoint;
+const WINDOW = 2 * DEFAULTS.SUBDATA_WEBHOOK_CONCURRENCY;
 /** Each scanned row's group has at most VERSIONS pending rows: no scan needs more than this. */
 const MOST_ROWS = WINDOW * VERSIONS;
 
@@ -71,7 +74,15 @@ describe.each(STATISTICS)("the claim's plans with statistics taken $taken before
     const client = await h.pool.connect();
     try {
       const count = await explainRolledBack(client, claimStatements.inFlightCount, [], claimStatements.settings);
-      const options = { limit: CAP, healthyCap: CAP, failingCap: 4, merchantCap: CAP, fullEndpointIds: [], leaseMs: 30_000, scanLimit: WINDOW };
+      const options = {
+        limit: CAP,
+        healthyCap: CAP,
+        failingCap: Math.ceil(DEFAULTS.SUBDATA_WEBHOOK_CONCURRENCY / 64),
+        merchantCap: CAP,
+        fullEndpointIds: [],
+        leaseMs: 30_000,
+        scanLimit: WINDOW,
+      };
       const claim = await explainRolledBack(client, claimStatements.claim, claimStatements.claimParameters(options, []), claimStatements.settings);
       // A recorder's batch: the heads of a cap's worth of groups finished.
       const { rows: heads } = await client.query<{ resource_id: string }>(

@@ -8,13 +8,13 @@ describe("deliveryPipelineConfigShape", () => {
     expect(settings).toEqual({
       allowPrivate: false,
       retrySchedule: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000],
-      concurrency: 256,
+      concurrency: 512,
       stream: "SUBDATA_EVENTS",
       subjectPrefix: "subdata.events",
       consumerName: "webhook-deliveries",
       disableAfterMs: 432_000_000,
-      perEndpointConcurrency: 128,
-      perMerchantConcurrency: 128,
+      perEndpointConcurrency: 256,
+      perMerchantConcurrency: 256,
       ingestLeaseMs: 15_000,
     });
   });
@@ -55,7 +55,7 @@ describe("deliveryPipelineConfigShape", () => {
     });
     expect(read({ SUBDATA_WEBHOOK_CONCURRENCY: "10" })).toMatchObject({ perEndpointConcurrency: 5, perMerchantConcurrency: 5 });
     // An endpoint cap above the default merchant cap lifts the merchant's with it.
-    expect(read({ SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "200" })).toMatchObject({ perEndpointConcurrency: 200, perMerchantConcurrency: 200 });
+    expect(read({ SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "300" })).toMatchObject({ perEndpointConcurrency: 300, perMerchantConcurrency: 300 });
   });
 
   it("refuses in-flight caps that cannot work together, naming the variables", () => {

@@ -26,12 +26,13 @@ export const deliveryPipelineConfigShape = {
   /** Delays before attempt 1, 2, …; after the last attempt the delivery is FAILED. */
   SUBDATA_WEBHOOK_RETRY_SCHEDULE: z.string().default(DEFAULT_RETRY_SCHEDULE).transform(parsedWith(parseRetrySchedule)),
   /**
-   * POSTs in flight per replica. 256: a healthy endpoint may hold half (128) and is claimed for once
-   * half of that is free, so a fast receiver gets 64–128 deliveries per claim statement (a claim costs
-   * tens of ms on a loaded 2-core box whatever it claims; the claim loop was the limit at 64); slow or
-   * failing receivers are bounded per endpoint.
+   * POSTs in flight per replica. 512: a healthy endpoint may hold half (256) and is claimed for once
+   * half of that is free, so a fast receiver gets 128–256 deliveries per claim statement. An endpoint's
+   * room comes back only when its attempts are recorded, so its slots go round a claim → POST → record
+   * cycle; at 128 per endpoint one fast receiver got 1,158–1,394 deliveries/s on a 2-core box, at 256
+   * 1,458–1,589 (docs/benchmarks.md). Slow or failing receivers are bounded per endpoint and merchant.
    */
-  SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(256),
+  SUBDATA_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(512),
   /**
    * Deliveries in flight at once to one endpoint, across every replica (claimed, not yet recorded).
    * Unset: half of SUBDATA_WEBHOOK_CONCURRENCY. An endpoint that is failing gets a sixty-fourth of it.
@@ -77,7 +78,7 @@ export interface DeliveryPipelineSettings {
   perMerchantConcurrency?: number;
   /**
    * In flight per endpoint whose last attempts failed (failing_since set): its retries wait in the
-   * table anyway. Default: a sixty-fourth of `concurrency` (at least 1; 4 with the default 256),
+   * table anyway. Default: a sixty-fourth of `concurrency` (at least 1; 8 with the default 512),
    * never above perEndpointConcurrency.
    */
   failingEndpointConcurrency?: number;
