@@ -18,12 +18,13 @@ import { explainRolledBack, type PlanNode, scans } from "../support/plan-scans.t
  * claim's setting (the count and the claim) or the recorder's (none), rolled back afterwards.
  */
 
-const RESOURCES = 4_000;
-const VERSIONS = 5;
 /** The worker's defaults: a replica's slots, half of them one endpoint's, a claim window of twice the free slots. */
 const DEFAULTS = loadConfig(deliveryPipelineConfigShape, {});
 const CAP = inFlightCaps(DEFAULTS).perEndpoint;
 const WINDOW = 2 * DEFAULTS.SUBDATA_WEBHOOK_CONCURRENCY;
+/** A backlog eight times what any scan of the window may read: a plan that walks it cannot pass. */
+const RESOURCES = 8 * WINDOW;
+const VERSIONS = 5;
 /** Each scanned row's group has at most VERSIONS pending rows: no scan needs more than this. */
 const MOST_ROWS = WINDOW * VERSIONS;
 

@@ -10,7 +10,8 @@
 -- lookup on every delete of an event. Lookups by endpoint keep webhook_deliveries_endpoint. ON CONFLICT
 -- (endpoint_id, event_id) infers the new index (the same columns, in any order). On a large
 -- installation, create the index first by hand with CREATE UNIQUE INDEX CONCURRENTLY under the same
--- name: this migration then skips the build.
+-- name and exactly these columns: this migration then skips the build (drop an invalid index left by
+-- a failed concurrent build first; ADD CONSTRAINT refuses it).
 CREATE UNIQUE INDEX IF NOT EXISTS webhook_deliveries_event_id_endpoint_id_key ON webhook_deliveries (event_id, endpoint_id);
 ALTER TABLE webhook_deliveries
   ADD CONSTRAINT webhook_deliveries_event_id_endpoint_id_key UNIQUE USING INDEX webhook_deliveries_event_id_endpoint_id_key;
