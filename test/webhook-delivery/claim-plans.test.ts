@@ -18,10 +18,10 @@ import { explainRolledBack, type PlanNode, scans } from "../support/plan-scans.t
  * claim's setting (the count and the claim) or the recorder's (none), rolled back afterwards.
  */
 
-/** The worker's defaults: a replica's slots, half of them one endpoint's, a claim window of twice the free slots. */
+/** The worker's defaults: half of a replica's slots one endpoint's, a claim window of twice the free slots (at most twice that cap). */
 const DEFAULTS = loadConfig(deliveryPipelineConfigShape, {});
 const CAP = inFlightCaps(DEFAULTS).perEndpoint;
-const WINDOW = 2 * DEFAULTS.SUBDATA_WEBHOOK_CONCURRENCY;
+const WINDOW = 2 * CAP;
 /** A backlog eight times what any scan of the window may read: a plan that walks it cannot pass. */
 const RESOURCES = 8 * WINDOW;
 const VERSIONS = 5;

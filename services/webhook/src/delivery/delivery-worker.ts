@@ -282,7 +282,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         try {
           const full = [...inFlight].filter(([endpointId, count]) => !claimable(endpointId, count)).map(([endpointId]) => endpointId);
           if (nothingBeyond && Date.now() < nothingBeyond.until && [...nothingBeyond.endpointIds].every((id) => full.includes(id))) continue;
-          const window = Math.min(scanLimit, Math.max(64, free * 2));
+          // Twice the free slots, but at most twice one endpoint's cap: past that, a window of few
+          // resources with many versions each is later versions the claim walks and defers, and a
+          // larger window made such bursts slower, not faster (docs/benchmarks.md).
+          const window = Math.min(scanLimit, Math.max(64, 2 * Math.min(free, healthyCap)));
           const thisClaim = { endpointIds: new Set(full), missed: false };
           claiming = thisClaim;
           let result: ClaimResult;
