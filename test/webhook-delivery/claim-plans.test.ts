@@ -2,7 +2,7 @@ import { loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
 import { claimStatements } from "../../services/webhook/src/delivery/claim-repository.ts";
 import { recordStatements } from "../../services/webhook/src/delivery/record-repository.ts";
-import { deliveryPipelineConfigShape, inFlightCaps } from "../../services/webhook/src/pipeline-config.ts";
+import { deliveryPipelineConfigShape, failingEndpointCap, inFlightCaps } from "../../services/webhook/src/pipeline-config.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
 import { explainRolledBack, type PlanNode, scans } from "../support/plan-scans.ts";
 
@@ -78,7 +78,7 @@ describe.each(STATISTICS)("the claim's plans with statistics taken $taken before
       const options = {
         limit: CAP,
         healthyCap: CAP,
-        failingCap: Math.ceil(DEFAULTS.SUBDATA_WEBHOOK_CONCURRENCY / 64),
+        failingCap: failingEndpointCap(DEFAULTS.SUBDATA_WEBHOOK_CONCURRENCY),
         merchantCap: CAP,
         fullEndpointIds: [],
         leaseMs: 30_000,

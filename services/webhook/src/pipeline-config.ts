@@ -117,6 +117,11 @@ export function inFlightCaps(config: DeliveryPipelineConfig): { perEndpoint: num
   return { perEndpoint, perMerchant };
 }
 
+/** The in-flight cap of a failing endpoint when none is set: a sixty-fourth of the replica's slots (at least 1). */
+export function failingEndpointCap(concurrency: number): number {
+  return Math.max(1, Math.ceil(concurrency / 64));
+}
+
 export function deliveryPipelineSettings(config: DeliveryPipelineConfig): DeliveryPipelineSettings {
   const caps = inFlightCaps(config);
   return {

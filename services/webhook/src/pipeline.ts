@@ -1,7 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./delivery/deliver-webhook.ts";
-import { type DeliveryPipelineSettings, formatDuration } from "./pipeline-config.ts";
+import { type DeliveryPipelineSettings, failingEndpointCap, formatDuration } from "./pipeline-config.ts";
 import { type DeliveryWakeups, listenForDeliveries } from "./delivery/delivery-wakeups.ts";
 import { createClaimRepository } from "./delivery/claim-repository.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery/delivery-worker.ts";
@@ -64,7 +64,7 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     logger,
     concurrency: config.concurrency,
     perEndpointConcurrency: config.perEndpointConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 2)),
-    failingEndpointConcurrency: config.failingEndpointConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 64)),
+    failingEndpointConcurrency: config.failingEndpointConcurrency ?? failingEndpointCap(config.concurrency),
     perMerchantConcurrency: config.perMerchantConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 2)),
     leaseMs: config.leaseMs ?? requestTimeoutMs + 15_000,
     pollIntervalMs: config.pollIntervalMs ?? 1_000,

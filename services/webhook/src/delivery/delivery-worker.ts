@@ -95,8 +95,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const healthyCap = Math.max(1, options.perEndpointConcurrency);
   const failingCap = Math.max(1, Math.min(options.failingEndpointConcurrency, healthyCap));
   const merchantCap = Math.max(healthyCap, options.perMerchantConcurrency);
-  // Bounded work per claim statement; rows it skips are deferred, so later claims see fresh ones.
-  const scanLimit = Math.max(256, options.concurrency * 4);
   /** Per endpoint, deliveries claimed and not yet recorded: this replica's part of what the claim counts. */
   const inFlight = new Map<string, number>();
   /** POSTs under way (the slots). */
@@ -285,7 +283,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           // Twice the free slots, but at most twice one endpoint's cap: past that, a window of few
           // resources with many versions each is later versions the claim walks and defers, and a
           // larger window made such bursts slower, not faster (docs/benchmarks.md).
-          const window = Math.min(scanLimit, Math.max(64, 2 * Math.min(free, healthyCap)));
+          const window = Math.max(64, 2 * Math.min(free, healthyCap));
           const thisClaim = { endpointIds: new Set(full), missed: false };
           claiming = thisClaim;
           let result: ClaimResult;
