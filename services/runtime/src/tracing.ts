@@ -35,6 +35,8 @@ export interface HeaderLookup {
 
 export interface Tracing {
   readonly tracer: Tracer;
+  /** Whether finished spans go anywhere (a processor is configured). A span whose ids go nowhere need not be made without it. */
+  readonly exporting: boolean;
   /** The remote parent a carrier's traceparent (and tracestate) names; ROOT_CONTEXT when absent or invalid. */
   extract(carrier: HeaderLookup): Context;
   /** The W3C headers (traceparent, and tracestate when there is one) that make the next hop a child of the span in `context`. */
@@ -65,6 +67,7 @@ export function createTracing(options: TracingOptions): Tracing {
   const propagator = new W3CTraceContextPropagator();
   return {
     tracer: provider.getTracer("@subdata/runtime"),
+    exporting: options.spanProcessors.length > 0,
     extract: (carrier) => propagator.extract(ROOT_CONTEXT, carrier, lookupGetter),
     headers(context) {
       const carrier: Record<string, string> = {};

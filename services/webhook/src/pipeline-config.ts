@@ -101,7 +101,7 @@ export interface DeliveryPipelineSettings {
  * work together (loadWebhookConfig calls it, so a bad pair stops the start).
  */
 export function inFlightCaps(config: DeliveryPipelineConfig): { perEndpoint: number; perMerchant: number } {
-  const half = Math.max(1, Math.ceil(config.SUBDATA_WEBHOOK_CONCURRENCY / 2));
+  const half = defaultInFlightCap(config.SUBDATA_WEBHOOK_CONCURRENCY);
   const perEndpoint = config.SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT ?? half;
   const perMerchant = config.SUBDATA_WEBHOOK_MAX_IN_FLIGHT_PER_MERCHANT ?? Math.max(half, perEndpoint);
   const problems: string[] = [];
@@ -115,6 +115,11 @@ export function inFlightCaps(config: DeliveryPipelineConfig): { perEndpoint: num
     );
   if (problems.length > 0) throw new ConfigError(problems);
   return { perEndpoint, perMerchant };
+}
+
+/** The in-flight cap of an endpoint, and of a merchant, when none is set: half of the replica's slots (at least 1). */
+export function defaultInFlightCap(concurrency: number): number {
+  return Math.max(1, Math.ceil(concurrency / 2));
 }
 
 /** The in-flight cap of a failing endpoint when none is set: a sixty-fourth of the replica's slots (at least 1). */

@@ -1,7 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import { type Clock, createWebhookSender, RESPONSE_BODY_LOG_BYTES } from "./delivery/deliver-webhook.ts";
-import { type DeliveryPipelineSettings, failingEndpointCap, formatDuration } from "./pipeline-config.ts";
+import { type DeliveryPipelineSettings, defaultInFlightCap, failingEndpointCap, formatDuration } from "./pipeline-config.ts";
 import { type DeliveryWakeups, listenForDeliveries } from "./delivery/delivery-wakeups.ts";
 import { createClaimRepository } from "./delivery/claim-repository.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "./delivery/delivery-worker.ts";
@@ -63,9 +63,9 @@ export function createDeliveryPipeline(deps: DeliveryPipelineDeps): DeliveryPipe
     sender: createWebhookSender({ http, clock: deps.clock ?? systemClock }),
     logger,
     concurrency: config.concurrency,
-    perEndpointConcurrency: config.perEndpointConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 2)),
+    perEndpointConcurrency: config.perEndpointConcurrency ?? defaultInFlightCap(config.concurrency),
     failingEndpointConcurrency: config.failingEndpointConcurrency ?? failingEndpointCap(config.concurrency),
-    perMerchantConcurrency: config.perMerchantConcurrency ?? Math.max(1, Math.ceil(config.concurrency / 2)),
+    perMerchantConcurrency: config.perMerchantConcurrency ?? defaultInFlightCap(config.concurrency),
     leaseMs: config.leaseMs ?? requestTimeoutMs + 15_000,
     pollIntervalMs: config.pollIntervalMs ?? 1_000,
     retrySchedule: config.retrySchedule,

@@ -159,7 +159,7 @@ export function createEventIngester(deps: {
  * One CONSUMER span per consumed message that carries the relay's trace (OTel messaging "process"), a
  * child of the relay's publish span and a sibling of the event's delivery attempts; the publish's
  * sampling decision holds (parent-based). Timed over its batch's store (spans of one batch share it);
- * the gap after the publish span is the wait in the stream.
+ * the gap after the publish span is the wait in the stream. Made only when spans are exported.
  */
 export function recordIngestSpans(
   tracing: Tracing,
@@ -171,6 +171,8 @@ export function recordIngestSpans(
   /** When the store began (epoch ms); it ends now. `error` when it failed. */
   store: { startMs: number; error?: unknown },
 ): void {
+  // Nothing reads these spans' ids (the attempts carry the publish's trace), so unexported they are pure cost.
+  if (!tracing.exporting) return;
   const { startMs, error } = store;
   const seen = new Set<string>();
   for (const index of stored) {

@@ -1,5 +1,6 @@
-import { createCapturedSpans } from "@subdata/runtime/test-support";
-import { describe, expect, it } from "vitest";
+import { tracingFromEnv } from "@subdata/runtime";
+import { createCapturedLogger, createCapturedSpans } from "@subdata/runtime/test-support";
+import { describe, expect, it, vi } from "vitest";
 import type { ConsumedMessage } from "./event-consumer.ts";
 import { recordIngestSpans } from "./event-ingester.ts";
 
@@ -48,6 +49,14 @@ describe("recordIngestSpans", () => {
     const failure = Object.assign(new Error("connection lost"), { code: "57P01" });
     const [span] = ingestSpans([message(1, relayed)], ["evt_a"], [0], { startMs: Date.now(), error: failure });
     expect(span).toMatchObject({ error: true, attributes: { "error.type": "57P01" } });
+  });
+
+  it("makes no span when nothing exports them (no OTLP endpoint)", () => {
+    const tracing = tracingFromEnv({}, "subdata-webhook", createCapturedLogger({ name: "test", level: "warn" }).logger);
+    const startSpan = vi.spyOn(tracing.tracer, "startSpan");
+    recordIngestSpans(tracing, [message(1, relayed)], ["evt_a"], [0], { startMs: Date.now() });
+    expect(tracing.exporting).toBe(false);
+    expect(startSpan).not.toHaveBeenCalled();
   });
 
   it("follows the publish's sampling decision", () => {
