@@ -1,6 +1,6 @@
 import { loadConfig } from "@subdata/runtime";
 import { describe, expect, it } from "vitest";
-import { claimStatements } from "../../services/webhook/src/delivery/claim-repository.ts";
+import { claimStatements, claimWindow } from "../../services/webhook/src/delivery/claim-repository.ts";
 import { recordStatements } from "../../services/webhook/src/delivery/record-repository.ts";
 import { deliveryPipelineConfigShape, failingEndpointCap, inFlightCaps } from "../../services/webhook/src/pipeline-config.ts";
 import { useDeliveryHarness } from "../support/delivery-harness.ts";
@@ -18,10 +18,10 @@ import { explainRolledBack, type PlanNode, scans } from "../support/plan-scans.t
  * claim's setting (the count and the claim) or the recorder's (none), rolled back afterwards.
  */
 
-/** The worker's defaults: half of a replica's slots one endpoint's, a claim window of twice the free slots (at most twice that cap). */
+/** The worker's defaults: half of a replica's slots one endpoint's, and the window of a claim with that many slots free. */
 const DEFAULTS = loadConfig(deliveryPipelineConfigShape, {});
 const CAP = inFlightCaps(DEFAULTS).perEndpoint;
-const WINDOW = 2 * CAP;
+const WINDOW = claimWindow(CAP, CAP);
 /** A backlog eight times what any scan of the window may read: a plan that walks it cannot pass. */
 const RESOURCES = 8 * WINDOW;
 const VERSIONS = 5;

@@ -4,7 +4,7 @@ import { SpanStatusCode } from "@opentelemetry/api";
 import type { Logger, Pool, Tracing } from "@subdata/runtime";
 import { createAttemptRecorder } from "./attempt-recorder.ts";
 import type { AttemptResult, WebhookSender } from "./deliver-webhook.ts";
-import { type ClaimedDelivery, type ClaimRepository, type ClaimResult, claimBatch } from "./claim-repository.ts";
+import { type ClaimedDelivery, type ClaimRepository, type ClaimResult, claimBatch, claimWindow } from "./claim-repository.ts";
 import type { DeliveryDecision } from "./record-repository.ts";
 import { endAttemptSpan, startAttemptSpan } from "./delivery-trace.ts";
 import { createOpenedSecrets } from "./opened-secrets.ts";
@@ -27,11 +27,11 @@ import type { SecretBox } from "../secret-box.ts";
  *
  * Claims come in batches: an endpoint is claimed for again only once half of its cap is free (or it
  * is idle), not after every POST that returns (a merchant likewise, counted by the claim), and the
- * claim's window of due rows is twice its free slots. Free as the claim counts it: a delivery holds
- * its endpoint's room until its attempt is recorded, not only until its POST returns. Counted from
- * the POSTs alone, an endpoint would look claimable while the database still counts its answered,
- * unrecorded attempts in flight, and a busy endpoint would be claimed for again and again, a few rows
- * at a time, until the recorder caught up.
+ * claim's window of due rows is twice its free slots, at most one endpoint's cap (claimWindow). Free
+ * as the claim counts it: a delivery holds its endpoint's room until its attempt is recorded, not only
+ * until its POST returns. Counted from the POSTs alone, an endpoint would look claimable while the
+ * database still counts its answered, unrecorded attempts in flight, and a busy endpoint would be
+ * claimed for again and again, a few rows at a time, until the recorder caught up.
  * A claim costs ~5 ms of Postgres time whatever it claims plus ~0.2 ms per row (2-core box,
  * loaded), so refilling one slot at a time cost more database time per delivery than the delivery
  * itself; a fast receiver frees half of its slots within moments.
@@ -280,10 +280,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         try {
           const full = [...inFlight].filter(([endpointId, count]) => !claimable(endpointId, count)).map(([endpointId]) => endpointId);
           if (nothingBeyond && Date.now() < nothingBeyond.until && [...nothingBeyond.endpointIds].every((id) => full.includes(id))) continue;
-          // Twice the free slots, but at most twice one endpoint's cap: past that, a window of few
-          // resources with many versions each is later versions the claim walks and defers, and a
-          // larger window made such bursts slower, not faster (docs/benchmarks.md).
-          const window = Math.max(64, 2 * Math.min(free, healthyCap));
+          const window = claimWindow(free, healthyCap);
           const thisClaim = { endpointIds: new Set(full), missed: false };
           claiming = thisClaim;
           let result: ClaimResult;
