@@ -35,6 +35,7 @@ describe("tracingFromEnv", () => {
   it("exports finished spans as OTLP/HTTP JSON to OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces, with OTEL_SERVICE_NAME, on shutdown at the latest", async () => {
     const collector = await receiver();
     const tracing = tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/`, OTEL_SERVICE_NAME: "renamed" }, "subdata-query", logger);
+    expect(tracing.exporting).toBe(true);
     const span = tracing.tracer.startSpan(
       "GET /v1/subscriptions",
       { kind: SpanKind.SERVER, attributes: { "http.route": "/v1/subscriptions" } },
@@ -99,6 +100,7 @@ describe("tracingFromEnv", () => {
     expect(spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" }, logger)).toBeUndefined();
     expect(spanExporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_EXPORTER: "none" }, logger)).toBeUndefined();
     const tracing = tracingFromEnv({}, "subdata-query", logger);
+    expect(tracing.exporting).toBe(false);
     const span = tracing.tracer.startSpan("local", {}, tracing.extract(remote("01")));
     expect(span.spanContext().traceId).toBe(TRACE_ID);
     span.end();

@@ -23,8 +23,9 @@ import type { Logger } from "./logger.ts";
  * contexts our code passes explicitly (TraceScope keeps the current request's), and W3C trace context
  * is read and written by one W3CTraceContextPropagator instance per process, not the API's global one.
  *
- * Spans are always made (they carry the trace and span ids that go downstream and into log lines);
- * they are exported only when OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is set. Export
+ * Spans are made whether or not they are exported (they carry the trace and span ids that go downstream
+ * and into log lines), except where nothing reads their ids: those check `exporting`. They are exported
+ * only when OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is set. Export
  * failures are logged and the spans dropped: tracing must never slow or fail a request.
  */
 

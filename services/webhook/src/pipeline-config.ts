@@ -117,7 +117,7 @@ export function inFlightCaps(config: DeliveryPipelineConfig): { perEndpoint: num
   return { perEndpoint, perMerchant };
 }
 
-/** The in-flight cap of an endpoint, and of a merchant, when none is set: half of the replica's slots (at least 1). */
+/** The in-flight cap of an endpoint when none is set: half of the replica's slots (at least 1); a merchant's default is at least this. */
 export function defaultInFlightCap(concurrency: number): number {
   return Math.max(1, Math.ceil(concurrency / 2));
 }

@@ -113,10 +113,11 @@ export function claimBatch(cap: number): number {
 }
 
 /**
- * Due rows a claim looks at: twice the free slots, at most one healthy endpoint's cap (twice the batch it
- * is claimed in), at least 64. Past one cap, a window of few resources with many versions each is later
- * versions the claim walks and defers: with a cap of 256, a window of 512 instead of 256 delivered
- * `--mix small`'s burst ~16 % slower and the one-endpoint burst no faster (docs/decisions.md).
+ * Due rows a claim looks at: twice the replica's free slots, at most one healthy endpoint's cap (twice
+ * claimBatch of it), and at least 64 even when that cap is smaller. Beyond one cap, when few resources
+ * have many versions each, the extra rows are later versions the claim only walks and defers: with a
+ * cap of 256, a window of 512 instead of 256 delivered `--mix small`'s burst ~16 % slower and the
+ * one-endpoint burst no faster (docs/decisions.md).
  */
 export function claimWindow(free: number, healthyCap: number): number {
   return Math.max(64, Math.min(2 * free, healthyCap));

@@ -13,7 +13,8 @@ import type { SecretBox } from "../secret-box.ts";
 
 /**
  * Sends due deliveries, up to `concurrency` POSTs at once. One claim loop keeps the slots full: it
- * claims as many rows as there are free slots, and claims again as soon as slots free up or recorded
+ * claims up to as many rows as there are free slots (at most a window's worth per claim, claimWindow),
+ * and claims again at once while the window came back full, and as soon as slots free up or recorded
  * attempts may have released later versions — while other POSTs are still in flight. A slot is freed
  * when its POST returns; the outcome goes to the attempt recorder (group commit) and the row keeps its
  * claim lease until that commits, so a crash between POST and record means another attempt.
@@ -27,7 +28,7 @@ import type { SecretBox } from "../secret-box.ts";
  *
  * Claims come in batches: an endpoint is claimed for again only once half of its cap is free (or it
  * is idle), not after every POST that returns (a merchant likewise, counted by the claim), and the
- * claim's window of due rows is twice its free slots, at most one endpoint's cap (claimWindow). Free
+ * claim's window of due rows is twice the free slots, at most one endpoint's cap (claimWindow). Free
  * as the claim counts it: a delivery holds its endpoint's room until its attempt is recorded, not only
  * until its POST returns. Counted from the POSTs alone, an endpoint would look claimable while the
  * database still counts its answered, unrecorded attempts in flight, and a busy endpoint would be

@@ -35,7 +35,7 @@ export function createEventIngester(deps: {
   lockRetryMs?: number;
   /** The ingest lease's TTL (SUBDATA_WEBHOOK_INGEST_LEASE_MS). Default 15 s. */
   leaseTtlMs?: number;
-  /** Each stored (or handed back) event that carries the relay's trace is a CONSUMER span in it. */
+  /** Each stored (or handed back) event that carries the relay's trace is a CONSUMER span in it, when spans are exported. */
   tracing: Tracing;
   /** Called once per refused message: undecodable, or not matching its change_events row (main.ts counts them). */
   onRefused?: ((reason: RefusalReason) => void) | undefined;
