@@ -42,4 +42,12 @@ describe("the port picker", () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it("never hands out a port fetch refuses (10080, in the bench's block)", async () => {
+    const picker = createPortPicker(BENCH_PORT_BLOCK);
+    const handed: number[] = [];
+    for (let i = 0; i < 200; i++) handed.push(await picker.next());
+    expect(handed).not.toContain(10_080);
+    await expect(fetch("http://127.0.0.1:10080/")).rejects.toMatchObject({ cause: { message: "bad port" } });
+  });
 });

@@ -12,7 +12,8 @@ import net from "node:net";
  * The ports from 10,000 up to the ephemeral range are cut into blocks of 200, one per picker that may
  * run at once: block 0 is the bench's (BENCH_PORT_BLOCK), block n vitest worker n's (VITEST_POOL_ID,
  * 1 to maxWorkers). A picker counts through its block from a random place, skipping ports something
- * listens on, so two pickers never hand out the same port and two runs of one block seldom do.
+ * listens on and ports fetch refuses, so two pickers never hand out the same port and two runs of one
+ * block seldom do.
  */
 export interface PortPicker {
   next(): Promise<number>;
@@ -22,6 +23,13 @@ export const BENCH_PORT_BLOCK = 0;
 
 const FIRST_PORT = 10_000;
 const BLOCK_SIZE = 200;
+
+/**
+ * The ports of the Fetch standard's port-blocking list that lie in the blocks: fetch (undici) refuses
+ * them ("fetch failed", cause "bad port"), so a server there is unreachable for every fetch the bench,
+ * the tests and the launcher's callers make.
+ */
+const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([10_080]);
 
 /** The lowest port the kernel hands out on its own (Linux; its default elsewhere). */
 export function ephemeralPortLow(): number {
@@ -56,7 +64,7 @@ export function createPortPicker(index: number): PortPicker {
     async next() {
       for (let tries = 0; tries < BLOCK_SIZE; tries++) {
         const port = first + (offset++ % BLOCK_SIZE);
-        if (await canListen(port)) return port;
+        if (!FETCH_BLOCKED_PORTS.has(port) && (await canListen(port))) return port;
       }
       throw new Error(`no free port in ${first}–${last}`);
     },
