@@ -5,10 +5,10 @@ import { httpAnswers, waitFor } from "./readiness.ts";
 
 const servers: Server[] = [];
 
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+async function serve(handler: Parameters<typeof createServer>[1], port = 0): Promise<string> {
   const server = createServer(handler);
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -30,10 +30,9 @@ describe("httpAnswers", () => {
   });
 
   it("reaches a server on a port fetch refuses (10080)", async () => {
-    const server = createServer((_request, response) => response.end());
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(10_080, "127.0.0.1", resolve));
-    expect(await httpAnswers("http://127.0.0.1:10080/healthz")).toBe(true);
+    const url = await serve((_request, response) => response.end(), 10_080);
+    expect(url).toBe("http://127.0.0.1:10080");
+    expect(await httpAnswers(`${url}/healthz`)).toBe(true);
   });
 
   it("is false when nothing listens", async () => {
